@@ -1,0 +1,55 @@
+# Finds every third-party dependency of ddptrain and fails with a message that says what to install.
+
+find_package(Torch REQUIRED)
+# Torch's config adds its own flags (ABI, warnings); keep them.
+set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
+# A LibTorch built with CUDA ships c10_cuda; Debian's CPU LibTorch does not.
+find_library(DDPTRAIN_C10_CUDA_LIB c10_cuda PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH)
+if(DDPTRAIN_C10_CUDA_LIB)
+  set(DDPTRAIN_TORCH_CUDA ON)
+else()
+  set(DDPTRAIN_TORCH_CUDA OFF)
+endif()
+
+find_package(MPI REQUIRED COMPONENTS CXX)
+
+set(HDF5_PREFER_PARALLEL TRUE)
+find_package(HDF5 REQUIRED COMPONENTS C)
+if(NOT HDF5_IS_PARALLEL)
+  message(FATAL_ERROR
+    "ddptrain needs a parallel (MPI) HDF5, but the HDF5 found is serial "
+    "(${HDF5_C_INCLUDE_DIRS}). On Debian: apt-get install libhdf5-openmpi-dev, "
+    "or point CMake at it with -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.")
+endif()
+
+find_package(Boost 1.70 REQUIRED COMPONENTS program_options)
+find_package(spdlog REQUIRED)
+find_package(fmt REQUIRED)
+find_package(Threads REQUIRED)
+
+# --- CUDA Toolkit + NCCL (optional) -------------------------------------------------------------
+set(DDPTRAIN_HAVE_NCCL OFF)
+if(NOT DDPTRAIN_WITH_NCCL STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    find_path(DDPTRAIN_NCCL_INCLUDE_DIR nccl.h
+      HINTS ENV NCCL_HOME ENV NCCL_ROOT ${CUDAToolkit_INCLUDE_DIRS}
+      PATH_SUFFIXES include)
+    find_library(DDPTRAIN_NCCL_LIBRARY nccl
+      HINTS ENV NCCL_HOME ENV NCCL_ROOT ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
+      PATH_SUFFIXES lib lib64)
+  endif()
+  if(CUDAToolkit_FOUND AND DDPTRAIN_NCCL_INCLUDE_DIR AND DDPTRAIN_NCCL_LIBRARY)
+    set(DDPTRAIN_HAVE_NCCL ON)
+    add_library(ddptrain::nccl UNKNOWN IMPORTED)
+    set_target_properties(ddptrain::nccl PROPERTIES
+      IMPORTED_LOCATION "${DDPTRAIN_NCCL_LIBRARY}"
+      INTERFACE_INCLUDE_DIRECTORIES "${DDPTRAIN_NCCL_INCLUDE_DIR}")
+    message(STATUS "ddptrain: NCCL backend ON (${DDPTRAIN_NCCL_LIBRARY}, CUDA ${CUDAToolkit_VERSION})")
+  elseif(DDPTRAIN_WITH_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "DDPTRAIN_WITH_NCCL=ON but the CUDA Toolkit or NCCL was not found "
+      "(set CUDAToolkit_ROOT and NCCL_HOME).")
+  else()
+    message(STATUS "ddptrain: NCCL backend OFF (CUDA Toolkit or NCCL not found)")
+  endif()
+endif()

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs what ddptrain needs on Debian 12 (only what is missing) and builds it into build/.
+# Idempotent: a second run installs nothing and rebuilds only what changed.
+# Usage: share/ddptrain/setup.sh            (from anywhere; run as root, or with sudo available)
+# Env:   DDPTRAIN_BUILD_DIR (default <repo>/build), DDPTRAIN_JOBS (default: number of cores)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${DDPTRAIN_BUILD_DIR:-$repo/build}
+jobs=${DDPTRAIN_JOBS:-$(nproc)}
+
+# Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
+# spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
+# ccache, and Debian's python3 with torch/h5py for test models and post-analysis.
+packages=(
+  build-essential cmake ccache git pkg-config
+  libtorch-dev libopenblas0-openmp
+  libopenmpi-dev openmpi-bin
+  libhdf5-openmpi-dev hdf5-tools
+  libboost-program-options-dev
+  libgtest-dev googletest
+  libspdlog-dev libfmt-dev
+  python3 python3-torch python3-h5py python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+else
+  echo "== all Debian packages present"
+fi
+
+# CUDA + NCCL are optional; on machines that have them (nvcc on PATH) the NCCL backend is built.
+cmake_args=(-S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release)
+if command -v nvcc >/dev/null 2>&1; then
+  cmake_args+=(-DCUDAToolkit_ROOT="$(dirname "$(dirname "$(command -v nvcc)")")")
+fi
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  echo "== configuring $build"
+  cmake "${cmake_args[@]}"
+fi
+echo "== building with $jobs jobs"
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+cmake --build "$build" -j "$jobs"
+echo "== built $build/bin/ddptrain"

@@ -1,0 +1,20 @@
+// The subcommands. Each takes the arguments after its name and returns the process exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dist/mpi_env.hpp"
+
+namespace ddpt {
+
+// Dispatches argv[1..] to a subcommand; handles --help and --version.
+int run_command(const std::vector<std::string>& args, MpiEnv& mpi);
+
+int train_command(const std::vector<std::string>& args, MpiEnv& mpi);
+int info_command(const std::vector<std::string>& args, MpiEnv& mpi);
+
+// The top-level error policy (STYLE rule 3): prints and returns the exit code, or aborts the job.
+int report_error(const std::exception& error, MpiEnv* mpi);
+
+}  // namespace ddpt

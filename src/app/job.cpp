@@ -1,0 +1,55 @@
+#include "app/job.hpp"
+
+#include <fmt/format.h>
+#include <torch/version.h>
+
+#include "config/environment.hpp"
+#include "dist/gpu_inventory.hpp"
+#include "dist/make_communicator.hpp"
+
+#ifndef DDPTRAIN_VERSION
+#define DDPTRAIN_VERSION "unknown"
+#endif
+
+namespace ddpt {
+
+std::string ddptrain_version() { return DDPTRAIN_VERSION; }
+
+Job set_up_job(const Config& config) {
+  Job job;
+  job.topology = Topology::detect(MPI_COMM_WORLD);
+  const LaunchEnvironment env = read_launch_environment();
+  ThreadHints hints;
+  hints.requested = config.train.threads;
+  hints.omp_num_threads = env.omp_num_threads;
+  hints.slurm_cpus_per_task = env.slurm_cpus_per_task;
+  job.device = choose_device(job.topology, hints);
+  apply_device_choice(job.device);
+  return job;
+}
+
+std::string describe_job(const Job& job, const std::string& backend) {
+  const Topology& t = job.topology;
+  const std::string per_node = t.uniform() ? std::to_string(t.local_size)
+                                           : fmt::format("{}..{}", t.min_local_size, t.max_local_size);
+  const LaunchEnvironment env = read_launch_environment();
+  std::string text;
+  text += fmt::format("ddptrain {}\n", ddptrain_version());
+  text += fmt::format("  launcher        : {}{}\n", env.launcher,
+                      env.slurm_job_id.empty() ? "" : " (job " + env.slurm_job_id + ")");
+  text += fmt::format("  MPI             : {} ({})\n", MpiEnv::library_version(),
+                      thread_level_name(MpiEnv::kRequiredThreadLevel));
+  text += fmt::format("  ranks           : {} on {} node(s), {} per node\n", t.world_size,
+                      t.node_count, per_node);
+  text += fmt::format("  device (rank 0) : {}\n", job.device.device.str());
+  text += fmt::format("  GPUs            : {}\n", describe_gpus());
+  text += fmt::format("  CPU threads     : {} per rank ({}; {} core(s) available to rank 0)\n",
+                      job.device.threads, job.device.threads_why, cores_available());
+  text += fmt::format("  backend         : {}\n", backend);
+  text += fmt::format("  NCCL            : {}\n",
+                      nccl_compiled() ? "compiled in, version " + nccl_version() : "not compiled in");
+  text += fmt::format("  LibTorch        : {}", TORCH_VERSION);
+  return text;
+}
+
+}  // namespace ddpt

@@ -1,0 +1,27 @@
+// What every subcommand sets up first: where this rank sits, which device it drives, and the
+// words that describe the job (the banner).
+#pragma once
+
+#include <string>
+
+#include "config/config.hpp"
+#include "dist/device.hpp"
+#include "dist/mpi_env.hpp"
+#include "dist/topology.hpp"
+
+namespace ddpt {
+
+struct Job {
+  Topology topology;
+  DeviceChoice device;
+};
+
+// Collective over MPI_COMM_WORLD: detects the topology, chooses and applies the device.
+Job set_up_job(const Config& config);
+
+// The "is my job set up right" lines (printed by rank 0).
+std::string describe_job(const Job& job, const std::string& backend);
+
+std::string ddptrain_version();
+
+}  // namespace ddpt

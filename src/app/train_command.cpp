@@ -1,0 +1,78 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/commands.hpp"
+#include "app/job.hpp"
+#include "config/parse_config.hpp"
+#include "data/synthetic_classification.hpp"
+#include "dist/make_communicator.hpp"
+#include "models/make_model.hpp"
+#include "train/trainer.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace ddpt {
+namespace {
+
+SyntheticClassificationSpec dataset_spec(const Config& config) {
+  SyntheticClassificationSpec spec;
+  spec.samples = config.data.samples;
+  spec.features = config.data.features;
+  spec.classes = config.data.classes;
+  spec.teacher_hidden = config.data.teacher_hidden;
+  spec.seed = config.run.seed;
+  return spec;
+}
+
+// Rank 0 creates run.dir with the resolved deck and starts log.txt there.
+void prepare_run_dir(const Config& config, bool rank0) {
+  if (!rank0) return;
+  std::error_code ec;
+  std::filesystem::create_directories(config.run.dir, ec);
+  if (ec) throw ConfigError("run.dir '" + config.run.dir + "' cannot be created: " + ec.message());
+  std::ofstream deck(std::filesystem::path(config.run.dir) / "config.cfg");
+  deck << "# resolved by ddptrain " << ddptrain_version() << " from "
+       << (config.deck_path.empty() ? "defaults" : config.deck_path) << "\n"
+       << config.resolved_text;
+  if (!deck) throw ConfigError("cannot write " + config.run.dir + "/config.cfg");
+  add_log_file((std::filesystem::path(config.run.dir) / "log.txt").string());
+}
+
+}  // namespace
+
+int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
+  const Config config = parse_config(args);
+  const bool rank0 = mpi.world_rank() == 0;
+  const Job job = set_up_job(config);
+  std::unique_ptr<Communicator> comm =
+      make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD);
+
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
+  const SyntheticClassification data(dataset_spec(config));
+  std::unique_ptr<Model> model = make_model(config.model, config.data.features, config.data.classes);
+
+  Trainer trainer(config, *comm, *model, data);  // last check of the deck against the data
+
+  prepare_run_dir(config, rank0);  // only now is anything written
+  spdlog::info("{}", describe_job(job, comm->backend_name()));
+  spdlog::info("  model           : {} ({} parameters)", model->describe(), parameter_count(*model));
+  spdlog::info("  data            : {}", data.describe());
+  spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step",
+               config.train.batch_size, config.train.grad_accum, comm->size(),
+               config.train.batch_size * config.train.grad_accum * comm->size());
+  spdlog::info("  buckets         : {} (first {} MiB, then {} MiB)",
+               trainer.engine().reducer().buckets().size(), config.ddp.first_bucket_mb,
+               config.ddp.bucket_mb);
+  spdlog::info("  optimizer       : {} lr {}", config.optim.type, config.optim.lr);
+  const TrainSummary summary = trainer.run();
+  spdlog::info("done: {} steps in {:.2f} s; {:.0f} samples/s after {} warm-up steps; final loss "
+               "{:.5f}",
+               summary.steps, summary.seconds, summary.steady_samples_per_s, summary.warmup_steps,
+               summary.records.empty() ? 0.0 : summary.records.back().loss);
+  spdlog::info("outputs: {}/log.txt, {}/config.cfg", config.run.dir, config.run.dir);
+  return 0;
+}
+
+}  // namespace ddpt

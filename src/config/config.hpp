@@ -1,0 +1,72 @@
+// The resolved configuration of one run: every option of the deck, with its default.
+// Filled only by parse_config(); the layers below receive it (or parts of it) as plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddpt {
+
+struct RunConfig {
+  std::string dir = "runs/default";  // where log.txt and config.cfg go
+  int64_t seed = 1234;               // fixes initialisation, data and data order
+};
+
+struct DataConfig {
+  std::string type = "synthetic";  // synthetic: inputs ~ N(0,1), labels from a teacher network
+  int64_t samples = 16384;         // dataset size
+  int64_t features = 256;          // input width
+  int64_t classes = 10;            // number of labels
+  int64_t teacher_hidden = 64;     // hidden width of the teacher that labels the data
+};
+
+struct ModelConfig {
+  std::string type = "mlp";      // mlp | torchscript
+  std::string hidden = "256,256";  // MLP hidden widths, comma separated
+  std::string path;              // TorchScript file (model.type = torchscript)
+};
+
+struct TrainConfig {
+  int64_t batch_size = 32;  // samples per rank per micro-step
+  int64_t grad_accum = 1;   // micro-steps per optimizer step
+  int64_t steps = 200;      // optimizer steps
+  int64_t threads = 0;      // intra-op threads per rank; 0 = cores available / local ranks
+};
+
+struct OptimConfig {
+  std::string type = "adamw";  // sgd | adamw
+  double lr = 1e-3;
+  double momentum = 0.9;  // sgd
+  double weight_decay = 0.0;
+  double beta1 = 0.9;  // adamw
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+
+struct DdpConfig {
+  double bucket_mb = 25.0;       // PyTorch DDP's default bucket cap
+  double first_bucket_mb = 1.0;  // PyTorch DDP: small first bucket so communication starts early
+  std::string backend = "auto";  // auto | mpi | nccl
+};
+
+struct LogConfig {
+  int64_t every = 10;  // steps between progress lines
+};
+
+struct Config {
+  RunConfig run;
+  DataConfig data;
+  ModelConfig model;
+  TrainConfig train;
+  OptimConfig optim;
+  DdpConfig ddp;
+  LogConfig log;
+  std::string deck_path;      // the deck this came from (empty: defaults and overrides only)
+  std::string resolved_text;  // the resolved deck in INI form, every option spelled out
+};
+
+// Parses "--hidden 256,128" style lists of positive integers; throws ConfigError naming `option`.
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text);
+
+}  // namespace ddpt

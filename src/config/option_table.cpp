@@ -1,0 +1,68 @@
+#include "config/option_table.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "util/error.hpp"
+
+namespace ddpt {
+
+void OptionTable::validate() const {
+  for (const auto& entry : entries_) {
+    if (!entry.check) continue;
+    const std::string problem = entry.check();
+    if (!problem.empty()) {
+      throw ConfigError("option '" + entry.name + "' = " + entry.value_text() + ": " + problem);
+    }
+  }
+}
+
+std::string OptionTable::to_ini() const {
+  // Keep the table's order of sections and keys so the file reads like --help.
+  std::vector<std::string> section_order;
+  std::map<std::string, std::string> section_text;
+  for (const auto& entry : entries_) {
+    const auto dot = entry.name.find('.');
+    const std::string section = entry.name.substr(0, dot);
+    const std::string key = entry.name.substr(dot + 1);
+    if (section_text.count(section) == 0) section_order.push_back(section);
+    section_text[section] += key + " = " + entry.value_text() + "\n";
+  }
+  std::string text;
+  for (const auto& section : section_order) {
+    if (!text.empty()) text += "\n";
+    text += "[" + section + "]\n" + section_text[section];
+  }
+  return text;
+}
+
+std::function<std::string(const int64_t&)> at_least(int64_t minimum) {
+  return [minimum](const int64_t& value) {
+    return value >= minimum ? std::string() : "must be at least " + std::to_string(minimum);
+  };
+}
+
+std::function<std::string(const double&)> positive() {
+  return [](const double& value) { return value > 0 ? std::string() : "must be positive"; };
+}
+
+std::function<std::string(const double&)> non_negative() {
+  return [](const double& value) { return value >= 0 ? std::string() : "must not be negative"; };
+}
+
+std::function<std::string(const double&)> in_unit_interval() {
+  return [](const double& value) {
+    return value >= 0 && value < 1 ? std::string() : "must be in [0, 1)";
+  };
+}
+
+std::function<std::string(const std::string&)> one_of(std::vector<std::string> choices) {
+  return [choices](const std::string& value) {
+    if (std::find(choices.begin(), choices.end(), value) != choices.end()) return std::string();
+    std::string list;
+    for (const auto& choice : choices) list += (list.empty() ? "" : ", ") + choice;
+    return "must be one of: " + list;
+  };
+}
+
+}  // namespace ddpt

@@ -1,0 +1,65 @@
+// One table of options drives the parser, `--help`, validation and the resolved deck.
+// Each entry binds a Config field, its default, a help line and an optional constraint.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ddpt {
+
+class OptionTable {
+ public:
+  explicit OptionTable(const std::string& caption) : description_(caption, 100) {}
+
+  // An option bound to `field`, defaulting to the value the field already holds.
+  template <class T>
+  OptionTable& add(const std::string& name, T* field, const std::string& help,
+                   std::function<std::string(const T&)> check = {}) {
+    description_.add_options()(name.c_str(),
+                               boost::program_options::value<T>(field)->default_value(
+                                   *field, to_text(*field)),
+                               help.c_str());
+    Entry entry;
+    entry.name = name;
+    entry.value_text = [field] { return to_text(*field); };
+    if (check) entry.check = [field, check] { return check(*field); };
+    entries_.push_back(std::move(entry));
+    return *this;
+  }
+
+  const boost::program_options::options_description& description() const { return description_; }
+  // Throws ConfigError naming the first option whose value breaks its constraint.
+  void validate() const;
+  // Every option as INI text, grouped by section: the resolved deck.
+  std::string to_ini() const;
+
+ private:
+  struct Entry {
+    std::string name;
+    std::function<std::string()> value_text;
+    std::function<std::string()> check;  // returns what is wrong, empty if fine
+  };
+  template <class T>
+  static std::string to_text(const T& value) {
+    std::ostringstream out;
+    out.precision(std::numeric_limits<double>::max_digits10 - 2);
+    out << value;
+    return out.str();
+  }
+
+  boost::program_options::options_description description_;
+  std::vector<Entry> entries_;
+};
+
+// Constraints for OptionTable::add.
+std::function<std::string(const int64_t&)> at_least(int64_t minimum);
+std::function<std::string(const double&)> positive();
+std::function<std::string(const double&)> non_negative();
+std::function<std::string(const double&)> in_unit_interval();  // [0, 1)
+std::function<std::string(const std::string&)> one_of(std::vector<std::string> choices);
+
+}  // namespace ddpt

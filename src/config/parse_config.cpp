@@ -1,0 +1,159 @@
+#include "config/parse_config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/option_table.hpp"
+#include "util/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace ddpt {
+namespace {
+
+// The single option table. Defaults are the values Config's fields start with.
+OptionTable make_table(Config& c) {
+  OptionTable t("Options (deck: [section] key = value; command line: --section.key=value)");
+  t.add("run.dir", &c.run.dir, "run directory: log.txt and config.cfg are written here")
+      .add("run.seed", &c.run.seed, "seed for initialisation, data and data order")
+      .add("data.type", &c.data.type, "dataset: synthetic (teacher-labelled Gaussian inputs)",
+           one_of({"synthetic"}))
+      .add("data.samples", &c.data.samples, "number of samples in the dataset", at_least(1))
+      .add("data.features", &c.data.features, "input features per sample", at_least(1))
+      .add("data.classes", &c.data.classes, "number of classes", at_least(2))
+      .add("data.teacher_hidden", &c.data.teacher_hidden,
+           "hidden width of the random teacher network that labels synthetic data", at_least(1))
+      .add("model.type", &c.model.type, "model: mlp | torchscript", one_of({"mlp", "torchscript"}))
+      .add("model.hidden", &c.model.hidden, "MLP hidden layer widths, comma separated")
+      .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
+      .add("train.batch_size", &c.train.batch_size, "samples per rank per micro-step",
+           at_least(1))
+      .add("train.grad_accum", &c.train.grad_accum,
+           "micro-steps per optimizer step (gradients are communicated on the last one only)",
+           at_least(1))
+      .add("train.steps", &c.train.steps, "optimizer steps to run", at_least(1))
+      .add("train.threads", &c.train.threads,
+           "intra-op threads per rank; 0 = cores available / ranks on the node", at_least(0))
+      .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
+      .add("optim.lr", &c.optim.lr, "learning rate", positive())
+      .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())
+      .add("optim.weight_decay", &c.optim.weight_decay, "weight decay (AdamW: decoupled)",
+           non_negative())
+      .add("optim.beta1", &c.optim.beta1, "AdamW beta1", in_unit_interval())
+      .add("optim.beta2", &c.optim.beta2, "AdamW beta2", in_unit_interval())
+      .add("optim.eps", &c.optim.eps, "AdamW epsilon", positive())
+      .add("ddp.bucket_mb", &c.ddp.bucket_mb, "gradient bucket cap in MiB", positive())
+      .add("ddp.first_bucket_mb", &c.ddp.first_bucket_mb,
+           "cap of the first bucket in MiB (small, so communication starts early)", positive())
+      .add("ddp.backend", &c.ddp.backend,
+           "communication backend: auto (nccl on GPUs, else mpi) | mpi | nccl",
+           one_of({"auto", "mpi", "nccl"}))
+      .add("log.every", &c.log.every, "steps between progress lines", at_least(1));
+  return t;
+}
+
+void check_deck_readable(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw ConfigError("deck '" + path + "' not found");
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError("deck '" + path + "' is a directory, not a file");
+  std::ifstream probe(path);
+  if (!probe) throw ConfigError("deck '" + path + "' cannot be read");
+}
+
+// Boost's messages name options as '--train.batch_size'; a deck user thinks 'train.batch_size'.
+std::string describe(const po::error& e, const std::string& source) {
+  return std::string(e.what()) + (source.empty() ? "" : " (in " + source + ")");
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text) {
+  std::vector<int64_t> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    while (used < item.size() && item[used] == ' ') ++used;
+    if (used == 0 || used != item.size() || value <= 0) {
+      throw ConfigError("option '" + option + "' = " + text +
+                        ": expected positive integers separated by commas");
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
+  Config config;
+  OptionTable table = make_table(config);
+
+  po::options_description positional_holder;
+  std::vector<std::string> positional;
+  positional_holder.add_options()("deck", po::value(&positional));
+  po::options_description everything;
+  everything.add(table.description()).add(positional_holder);
+  po::positional_options_description deck_position;
+  deck_position.add("deck", -1);
+
+  po::variables_map values;
+  try {
+    // Command line first: po::store keeps the first value stored, so overrides win over the deck.
+    po::store(po::command_line_parser(args)
+                  .options(everything)
+                  .positional(deck_position)
+                  .style(po::command_line_style::default_style &
+                         ~po::command_line_style::allow_guessing)
+                  .run(),
+              values);
+  } catch (const po::error& e) {
+    throw ConfigError(describe(e, "command line"));
+  }
+  if (values.count("deck")) positional = values["deck"].as<std::vector<std::string>>();
+  if (positional.size() > 1) {
+    throw ConfigError("expected one deck, got " + std::to_string(positional.size()) + " ('" +
+                      positional[0] + "', '" + positional[1] + "', ...)");
+  }
+  if (positional.empty() && !deck_optional) {
+    throw ConfigError("no deck given: usage: ddptrain train DECK [--section.key=value ...]");
+  }
+  if (!positional.empty()) {
+    config.deck_path = positional[0];
+    check_deck_readable(config.deck_path);
+    try {
+      std::ifstream deck(config.deck_path);
+      po::store(po::parse_config_file(deck, table.description(), /*allow_unregistered=*/false),
+                values);
+    } catch (const po::error& e) {
+      throw ConfigError(describe(e, config.deck_path));
+    }
+  }
+  try {
+    po::notify(values);
+  } catch (const po::error& e) {
+    throw ConfigError(describe(e, config.deck_path));
+  }
+  table.validate();
+  if (config.model.type == "mlp") parse_int_list("model.hidden", config.model.hidden);
+  if (config.model.type == "torchscript" && config.model.path.empty()) {
+    throw ConfigError("option 'model.path' is required when model.type = torchscript");
+  }
+  config.resolved_text = table.to_ini();
+  return config;
+}
+
+std::string options_help() {
+  Config defaults;
+  std::ostringstream out;
+  out << make_table(defaults).description();
+  return out.str();
+}
+
+}  // namespace ddpt

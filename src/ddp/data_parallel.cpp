@@ -1,0 +1,34 @@
+#include "ddp/data_parallel.hpp"
+
+namespace ddpt {
+
+void broadcast_from_rank0(const std::vector<NamedTensor>& tensors, Communicator& comm) {
+  torch::NoGradGuard no_grad;
+  for (const auto& named : tensors) {
+    torch::Tensor data = named.tensor.detach();
+    if (data.is_contiguous()) {
+      comm.broadcast(data, 0);
+    } else {
+      torch::Tensor packed = data.contiguous();
+      comm.broadcast(packed, 0);
+      data.copy_(packed);
+    }
+  }
+}
+
+DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTensor> buffers,
+                           Communicator& comm, const DataParallelOptions& options)
+    : comm_(comm) {
+  broadcast_from_rank0(params, comm);
+  broadcast_from_rank0(buffers, comm);
+  reducer_ = std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
+                                       mib_to_bytes(options.bucket_mb));
+}
+
+void DataParallel::backward(const torch::Tensor& loss, bool sync) {
+  reducer_->prepare_for_backward(sync);
+  loss.backward();
+  if (sync) reducer_->finalize_backward();
+}
+
+}  // namespace ddpt

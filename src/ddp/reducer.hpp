@@ -1,0 +1,84 @@
+// The gradient reducer: averages gradients across ranks while backward is still running.
+//
+// Each parameter's gradient lives in a slot of a flat bucket buffer (param.grad is a view of it,
+// so autograd accumulates straight into the bucket). A post hook on each parameter's gradient
+// accumulator marks it ready; when every parameter of a bucket is ready and every earlier bucket
+// has been launched, the bucket's all-reduce is launched on the communicator, which runs it
+// asynchronously (MPI: communication thread; NCCL: its stream) while backward goes on.
+// Buckets are launched in bucket order on every rank, so collectives match.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ddp/bucket_plan.hpp"
+#include "dist/communicator.hpp"
+#include "util/named_tensor.hpp"
+
+namespace torch::autograd {
+struct Node;
+}
+
+namespace ddpt {
+
+// Timestamps of the last synchronised backward, for tests and the step-time split.
+struct ReducerTrace {
+  Clock::time_point backward_end;                  // finalize_backward() was entered
+  std::vector<Clock::time_point> bucket_launched;  // handed to the communicator, by bucket
+  std::vector<Clock::time_point> bucket_started;   // the backend began the all-reduce, by bucket
+  double wait_seconds = 0;                         // spent waiting for all-reduces after backward
+};
+
+class Reducer {
+ public:
+  // `params`: the trainable parameters (requires_grad leaves) in registration order.
+  Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
+          int64_t bucket_bytes);
+  ~Reducer();  // removes its hooks
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  // Before loss.backward(): with `sync`, this backward's gradients are reduced; without it
+  // (a gradient-accumulation micro-step) hooks do nothing and gradients just accumulate locally.
+  void prepare_for_backward(bool sync);
+  // Collective, after a synchronised backward: launches buckets whose parameters got no gradient
+  // (reduced as zeros), waits for every all-reduce. On return param.grad holds the average.
+  void finalize_backward();
+  // Zeroes every gradient in place (one fill per bucket); gradients stay bucket views.
+  void zero_grad();
+
+  const std::vector<BucketSpec>& buckets() const { return plan_; }
+  const ReducerTrace& last_trace() const { return trace_; }
+
+ private:
+  struct Bucket {
+    torch::Tensor buffer;  // flat, on the communicator's device
+    size_t pending = 0;    // parameters not yet ready in this backward
+    std::shared_ptr<Work> work;
+  };
+  struct Slot {
+    size_t bucket = 0;
+    torch::Tensor view;  // the parameter-shaped view of the bucket buffer
+  };
+
+  friend class ReducerHook;
+  void mark_ready(size_t param);  // called from the autograd engine
+  void put_gradient_in_slot(size_t param);
+  void launch_ready_buckets();
+
+  std::vector<NamedTensor> params_;
+  Communicator& comm_;
+  std::vector<BucketSpec> plan_;
+  std::vector<Bucket> buckets_;
+  std::vector<Slot> slots_;                 // by parameter index
+  std::vector<char> ready_;                 // by parameter index
+  size_t next_bucket_ = 0;                  // next bucket to launch
+  bool sync_ = false;                       // inside a synchronised backward
+  ReducerTrace trace_;
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
+};
+
+}  // namespace ddpt

@@ -1,0 +1,49 @@
+// The collective operations the engine needs, behind one interface with two backends:
+// MpiComm (host tensors, CPU runs) and NcclComm (CUDA tensors). Every method is collective:
+// all ranks of the communicator call it, in the same order.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "util/stopwatch.hpp"
+
+namespace ddpt {
+
+enum class ReduceOp { kSum, kAvg };
+
+// Handle of an asynchronous collective.
+class Work {
+ public:
+  virtual ~Work() = default;
+  // MPI: blocks until the result is in the tensor. NCCL: orders the caller's compute stream
+  // after the collective (no host synchronisation).
+  virtual void wait() = 0;
+  // When the backend began executing the collective (MPI: the communication thread entered it;
+  // NCCL: it was enqueued). For tracing and for the overlap test.
+  virtual Clock::time_point started_at() const = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend_name() const = 0;  // "mpi" or "nccl"
+  virtual torch::Device device() const = 0;     // where tensors passed in must live
+
+  // Collective: reduces a contiguous tensor in place across all ranks; returns at once.
+  virtual std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) = 0;
+  // Collective: all_reduce_async then wait.
+  void all_reduce(torch::Tensor tensor, ReduceOp op) { all_reduce_async(std::move(tensor), op)->wait(); }
+  // Collective: overwrite `tensor` on every rank with root's values.
+  virtual void broadcast(torch::Tensor tensor, int root) = 0;
+  // Collective: returns a tensor of shape [size(), tensor.sizes()...], row r from rank r.
+  virtual torch::Tensor all_gather(const torch::Tensor& tensor) = 0;
+  // Collective: returns when every rank has entered it.
+  virtual void barrier() = 0;
+};
+
+}  // namespace ddpt

@@ -1,0 +1,138 @@
+#include "dist/mpi_comm.hpp"
+
+#include <climits>
+#include <exception>
+#include <thread>
+
+#include "util/check.hpp"
+
+namespace ddpt {
+namespace {
+
+MPI_Datatype mpi_type_of(const torch::Tensor& tensor) {
+  switch (tensor.scalar_type()) {
+    case torch::kFloat: return MPI_FLOAT;
+    case torch::kDouble: return MPI_DOUBLE;
+    case torch::kLong: return MPI_INT64_T;
+    case torch::kInt: return MPI_INT32_T;
+    case torch::kByte: return MPI_UINT8_T;
+    default:
+      throw Error(std::string("MpiComm: unsupported tensor dtype ") +
+                      c10::toString(tensor.scalar_type()),
+                  ExitCode::kInternal, false);
+  }
+}
+
+int checked_count(const torch::Tensor& tensor) {
+  if (tensor.numel() > INT_MAX) {
+    throw Error("MpiComm: tensor of " + std::to_string(tensor.numel()) +
+                    " elements exceeds MPI's int count",
+                ExitCode::kInternal, false);
+  }
+  return static_cast<int>(tensor.numel());
+}
+
+void require_host_contiguous(const torch::Tensor& tensor, const char* what) {
+  if (!tensor.device().is_cpu() || !tensor.is_contiguous()) {
+    throw Error(std::string("MpiComm::") + what + " needs a contiguous CPU tensor",
+                ExitCode::kInternal, false);
+  }
+}
+
+// Waits for a nonblocking MPI request without pinning a core: the ranks' compute threads need
+// the cores while a collective waits for a slower peer. Spins briefly (latency), then sleeps.
+void wait_politely(MPI_Request& request, const CommThread& thread) {
+  constexpr int kSpinTests = 64;                           // ~tens of microseconds of spinning
+  constexpr auto kMaxSleep = std::chrono::microseconds(200);  // bounds the added latency
+  auto sleep = std::chrono::microseconds(5);
+  for (int test = 0;; ++test) {
+    int done = 0;
+    DDPT_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    if (thread.cancelled()) throw Error("MPI collective abandoned on the error path", ExitCode::kInternal, false);
+    if (test >= kSpinTests) {
+      std::this_thread::sleep_for(sleep);
+      sleep = std::min(sleep * 2, kMaxSleep);
+    }
+  }
+}
+
+class MpiWork final : public Work {
+ public:
+  explicit MpiWork(std::future<void> done, std::shared_ptr<Clock::time_point> started)
+      : done_(std::move(done)), started_(std::move(started)) {}
+  void wait() override {
+    if (done_.valid()) done_.get();  // rethrows an MPI error from the communication thread
+  }
+  Clock::time_point started_at() const override { return *started_; }
+
+ private:
+  std::future<void> done_;
+  std::shared_ptr<Clock::time_point> started_;  // written by the communication thread
+};
+
+}  // namespace
+
+MpiComm::MpiComm(MPI_Comm comm) {
+  DDPT_CHECK_MPI(MPI_Comm_dup(comm, comm_.out()));
+  DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
+  DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
+  DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
+}
+
+MpiComm::~MpiComm() {
+  // Unwinding from an error: peers may never join a queued collective; do not wait for them.
+  if (std::uncaught_exceptions() > 0) thread_.cancel();
+}
+
+std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp op) {
+  require_host_contiguous(tensor, "all_reduce");
+  if (op == ReduceOp::kAvg && !tensor.is_floating_point()) {
+    throw Error("MpiComm::all_reduce: average needs a floating-point tensor", ExitCode::kInternal,
+                false);
+  }
+  const MPI_Datatype type = mpi_type_of(tensor);
+  const int count = checked_count(tensor);
+  auto started = std::make_shared<Clock::time_point>();
+  auto done = thread_.submit([this, tensor, op, type, count, started]() mutable {
+    *started = Clock::now();
+    if (size_ > 1) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      DDPT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, MPI_SUM,
+                                    comm_.get(), &request));
+      wait_politely(request, thread_);
+    }
+    if (op == ReduceOp::kAvg && size_ > 1) tensor.div_(size_);
+  });
+  return std::make_shared<MpiWork>(std::move(done), std::move(started));
+}
+
+void MpiComm::broadcast(torch::Tensor tensor, int root) {
+  require_host_contiguous(tensor, "broadcast");
+  const MPI_Datatype type = mpi_type_of(tensor);
+  const int count = checked_count(tensor);
+  run_blocking([&] { DDPT_CHECK_MPI(MPI_Bcast(tensor.data_ptr(), count, type, root, comm_.get())); });
+}
+
+torch::Tensor MpiComm::all_gather(const torch::Tensor& tensor) {
+  const torch::Tensor input = tensor.contiguous();
+  require_host_contiguous(input, "all_gather");
+  std::vector<int64_t> shape{size_};
+  shape.insert(shape.end(), input.sizes().begin(), input.sizes().end());
+  torch::Tensor output = torch::empty(shape, input.options());
+  const MPI_Datatype type = mpi_type_of(input);
+  const int count = checked_count(input);
+  run_blocking([&] {
+    DDPT_CHECK_MPI(MPI_Allgather(input.data_ptr(), count, type, output.data_ptr(), count, type,
+                                 comm_.get()));
+  });
+  return output;
+}
+
+void MpiComm::barrier() {
+  run_blocking([&] { DDPT_CHECK_MPI(MPI_Barrier(comm_.get())); });
+}
+
+void MpiComm::run_blocking(std::function<void()> job) { thread_.submit(std::move(job)).get(); }
+
+}  // namespace ddpt

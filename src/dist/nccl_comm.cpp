@@ -1,0 +1,180 @@
+#include "dist/nccl_comm.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#ifdef DDPTRAIN_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include "dist/cuda_check.hpp"
+#include "dist/nccl_bootstrap.hpp"
+#include "util/check.hpp"
+#include "util/process_identity.hpp"
+
+namespace ddpt {
+namespace {
+
+std::mutex g_live_mutex;
+std::set<NcclComm*> g_live;  // for abort_all() from the error path
+
+ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
+  switch (tensor.scalar_type()) {
+    case torch::kFloat: return ncclFloat32;
+    case torch::kDouble: return ncclFloat64;
+    case torch::kHalf: return ncclFloat16;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+    case torch::kBFloat16: return ncclBfloat16;
+#endif
+    case torch::kLong: return ncclInt64;
+    case torch::kInt: return ncclInt32;
+    case torch::kByte: return ncclUint8;
+    default:
+      throw Error(std::string("NcclComm: unsupported tensor dtype ") +
+                      c10::toString(tensor.scalar_type()),
+                  ExitCode::kInternal, false);
+  }
+}
+
+ncclRedOp_t nccl_op_of(ReduceOp op) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+  return op == ReduceOp::kAvg ? ncclAvg : ncclSum;
+#else
+  if (op == ReduceOp::kAvg) throw Error("NcclComm: average needs NCCL >= 2.10", ExitCode::kInternal, false);
+  return ncclSum;
+#endif
+}
+
+// Torch's current stream on `device`: where the tensors we reduce were produced.
+cudaStream_t current_compute_stream(int device) {
+#ifdef DDPTRAIN_TORCH_CUDA
+  return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
+#else
+  (void)device;
+  return cudaStreamLegacy;  // a LibTorch without CUDA makes no CUDA tensors of its own
+#endif
+}
+
+class NcclWork final : public Work {
+ public:
+  NcclWork(CudaEvent done, cudaStream_t compute, torch::Tensor keep_alive)
+      : done_(std::move(done)), compute_(compute), tensor_(std::move(keep_alive)),
+        started_(Clock::now()) {}
+  void wait() override { done_.block(compute_); }
+  Clock::time_point started_at() const override { return started_; }
+
+ private:
+  CudaEvent done_;
+  cudaStream_t compute_;
+  torch::Tensor tensor_;  // the buffer stays allocated until the work is dropped
+  Clock::time_point started_;
+};
+
+void require_device_contiguous(const torch::Tensor& tensor, int device, const char* what) {
+  if (!tensor.is_cuda() || tensor.get_device() != device || !tensor.is_contiguous()) {
+    throw Error(std::string("NcclComm::") + what + " needs a contiguous tensor on cuda:" +
+                    std::to_string(device),
+                ExitCode::kInternal, false);
+  }
+}
+
+}  // namespace
+
+int NcclComm::select_device(int device_index) {
+  DDPT_CHECK_CUDA(cudaSetDevice(device_index));
+  return device_index;
+}
+
+// device_ is initialised first (member order), so the stream and event live on that device.
+NcclComm::NcclComm(MPI_Comm mpi_comm, int device_index) : device_(select_device(device_index)) {
+  DDPT_CHECK_MPI(MPI_Comm_rank(mpi_comm, &rank_));
+  DDPT_CHECK_MPI(MPI_Comm_size(mpi_comm, &size_));
+  const ncclUniqueId id = broadcast_nccl_unique_id(mpi_comm);
+  DDPT_CHECK_NCCL(ncclCommInitRank(&comm_, size_, id, rank_));
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  g_live.insert(this);
+}
+
+NcclComm::~NcclComm() {
+  {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.erase(this);
+  }
+  if (comm_ == nullptr) return;
+  // Let queued collectives finish before the communicator goes away.
+  if (cudaStreamSynchronize(stream_.get()) != cudaSuccess || ncclCommDestroy(comm_) != ncclSuccess) {
+    std::fprintf(stderr, "%s warning: NCCL communicator did not shut down cleanly\n",
+                 process_tag().c_str());
+  }
+  comm_ = nullptr;
+}
+
+void NcclComm::abort() noexcept {
+  if (comm_ == nullptr) return;
+  ncclCommAbort(comm_);
+  comm_ = nullptr;
+}
+
+void NcclComm::abort_all() noexcept {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (NcclComm* comm : g_live) comm->abort();
+}
+
+cudaStream_t NcclComm::enter_collective() {
+  if (comm_ == nullptr) throw Error("NcclComm used after abort", ExitCode::kInternal, false);
+  const cudaStream_t compute = current_compute_stream(device_);
+  compute_ready_.record(compute);
+  compute_ready_.block(stream_.get());
+  return compute;
+}
+
+void NcclComm::leave_collective(cudaStream_t compute) {
+  CudaEvent done;
+  done.record(stream_.get());
+  done.block(compute);
+}
+
+std::shared_ptr<Work> NcclComm::all_reduce_async(torch::Tensor tensor, ReduceOp op) {
+  require_device_contiguous(tensor, device_, "all_reduce");
+  const cudaStream_t compute = enter_collective();
+  DDPT_CHECK_NCCL(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(),
+                                static_cast<size_t>(tensor.numel()), nccl_type_of(tensor),
+                                nccl_op_of(op), comm_, stream_.get()));
+  CudaEvent done;
+  done.record(stream_.get());
+  return std::make_shared<NcclWork>(std::move(done), compute, std::move(tensor));
+}
+
+void NcclComm::broadcast(torch::Tensor tensor, int root) {
+  require_device_contiguous(tensor, device_, "broadcast");
+  const cudaStream_t compute = enter_collective();
+  DDPT_CHECK_NCCL(ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(),
+                                static_cast<size_t>(tensor.numel()), nccl_type_of(tensor), root,
+                                comm_, stream_.get()));
+  leave_collective(compute);
+}
+
+torch::Tensor NcclComm::all_gather(const torch::Tensor& tensor) {
+  const torch::Tensor input = tensor.contiguous();
+  require_device_contiguous(input, device_, "all_gather");
+  std::vector<int64_t> shape{size_};
+  shape.insert(shape.end(), input.sizes().begin(), input.sizes().end());
+  torch::Tensor output = torch::empty(shape, input.options());
+  const cudaStream_t compute = enter_collective();
+  DDPT_CHECK_NCCL(ncclAllGather(input.data_ptr(), output.data_ptr(),
+                                static_cast<size_t>(input.numel()), nccl_type_of(input), comm_,
+                                stream_.get()));
+  leave_collective(compute);
+  return output;
+}
+
+void NcclComm::barrier() {
+  // NCCL has no barrier: a one-element all-reduce, then wait for it on the host.
+  torch::Tensor token = torch::zeros({1}, torch::TensorOptions().device(device()));
+  all_reduce(token, ReduceOp::kSum);
+  DDPT_CHECK_CUDA(cudaStreamSynchronize(current_compute_stream(device_)));
+}
+
+}  // namespace ddpt

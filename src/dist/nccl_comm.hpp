@@ -1,0 +1,55 @@
+// Communicator over NCCL on CUDA tensors. Collectives run on the communicator's own stream,
+// ordered against torch's current compute stream with CUDA events: the step loop never waits
+// on the host for communication.
+#pragma once
+
+#include <mpi.h>
+#include <nccl.h>
+
+#include "dist/communicator.hpp"
+#include "dist/cuda_handles.hpp"
+
+namespace ddpt {
+
+class NcclComm final : public Communicator {
+ public:
+  // Collective over `mpi_comm`: rank 0's unique id is broadcast over MPI, then every rank joins
+  // with ncclCommInitRank on CUDA device `device_index` (needs a GPU).
+  NcclComm(MPI_Comm mpi_comm, int device_index);
+  ~NcclComm() override;  // ncclCommDestroy, or nothing more if already aborted
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend_name() const override { return "nccl"; }
+  torch::Device device() const override { return {torch::kCUDA, static_cast<int8_t>(device_)}; }
+
+  std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override;
+  void broadcast(torch::Tensor tensor, int root) override;
+  torch::Tensor all_gather(const torch::Tensor& tensor) override;
+  void barrier() override;
+
+  // Aborts the communicator so peers blocked in a collective with this rank fail instead of
+  // hanging. Safe to call more than once and from the error path.
+  void abort() noexcept;
+  // Aborts every live NcclComm of this process (the top-level error handler calls this).
+  static void abort_all() noexcept;
+
+ private:
+  // Makes the NCCL stream wait for work already queued on the compute stream.
+  cudaStream_t enter_collective();
+  // Makes the compute stream wait for what was queued on the NCCL stream.
+  void leave_collective(cudaStream_t compute);
+
+  static int select_device(int device_index);  // cudaSetDevice, then returns the index
+
+  int device_ = 0;  // first: the members below are created on this device
+  ncclComm_t comm_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+  CudaStream stream_;
+  CudaEvent compute_ready_;
+};
+
+}  // namespace ddpt

@@ -1,0 +1,19 @@
+// ddptrain: parse, pick the subcommand, run it; the one top-level try decides the exit code.
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/commands.hpp"
+#include "util/log.hpp"
+
+int main(int argc, char** argv) {
+  std::unique_ptr<ddpt::MpiEnv> mpi;  // outlives the catch: the error path may need MPI_Abort
+  try {
+    mpi = std::make_unique<ddpt::MpiEnv>(&argc, &argv);
+    ddpt::init_logging(mpi->world_rank(), mpi->host());
+    return ddpt::run_command(std::vector<std::string>(argv + 1, argv + argc), *mpi);
+  } catch (const std::exception& error) {
+    return ddpt::report_error(error, mpi.get());
+  }
+}

@@ -1,0 +1,17 @@
+#include "models/make_model.hpp"
+
+#include "models/mlp.hpp"
+#include "models/torchscript_model.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+
+std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs) {
+  if (config.type == "mlp") {
+    return std::make_unique<Mlp>(inputs, parse_int_list("model.hidden", config.hidden), outputs);
+  }
+  if (config.type == "torchscript") return std::make_unique<TorchScriptModel>(config.path);
+  throw ConfigError("option 'model.type' = " + config.type + ": unknown model type");
+}
+
+}  // namespace ddpt

@@ -1,0 +1,27 @@
+// What the trainer needs of a model, whether built in (C++) or loaded from TorchScript.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "util/named_tensor.hpp"
+
+namespace ddpt {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual torch::Tensor forward(const torch::Tensor& inputs) = 0;
+  // Parameters in registration order (names as in a state dict: "layers.0.weight").
+  virtual std::vector<NamedTensor> named_parameters() = 0;
+  virtual std::vector<NamedTensor> named_buffers() = 0;
+  virtual void train(bool on) = 0;
+  virtual void to(torch::Device device) = 0;
+  virtual std::string describe() const = 0;
+};
+
+int64_t parameter_count(Model& model);
+
+}  // namespace ddpt

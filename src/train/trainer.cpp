@@ -1,0 +1,122 @@
+#include "train/trainer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "train/optimizer.hpp"
+#include "util/log.hpp"
+#include "util/stopwatch.hpp"
+
+namespace ddpt {
+namespace {
+
+// Steps left out of the steady-state throughput: allocator and thread-pool warm-up.
+constexpr int64_t kMaxWarmupSteps = 5;
+
+std::vector<torch::Tensor> tensors_of(const std::vector<NamedTensor>& named) {
+  std::vector<torch::Tensor> out;
+  for (const auto& n : named) out.push_back(n.tensor);
+  return out;
+}
+
+SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t dataset_size) {
+  SamplerSpec spec;
+  spec.dataset_size = dataset_size;
+  spec.batch_size = config.train.batch_size;
+  spec.grad_accum = config.train.grad_accum;
+  spec.world_size = comm.size();
+  spec.rank = comm.rank();
+  spec.seed = config.run.seed;
+  return spec;
+}
+
+}  // namespace
+
+Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data)
+    : config_(config),
+      comm_(comm),
+      model_(model),
+      data_(data),
+      sampler_(sampler_spec(config, comm, data.size())) {
+  model_.to(comm_.device());
+  model_.train(true);
+  std::vector<NamedTensor> trainable;
+  for (auto& p : model_.named_parameters()) {
+    if (p.tensor.requires_grad()) trainable.push_back(p);
+  }
+  DataParallelOptions options;
+  options.bucket_mb = config.ddp.bucket_mb;
+  options.first_bucket_mb = config.ddp.first_bucket_mb;
+  engine_ = std::make_unique<DataParallel>(trainable, model_.named_buffers(), comm_, options);
+  optimizer_ = make_optimizer(config.optim, tensors_of(trainable));
+}
+
+double Trainer::train_step(int64_t step) {
+  const int64_t accum = config_.train.grad_accum;
+  engine_->zero_grad();
+  torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(comm_.device()));
+  for (int64_t micro = 0; micro < accum; ++micro) {
+    Batch batch = data_.get(sampler_.indices(step, micro));
+    const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
+    const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
+    // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
+    // the gradient of the mean loss over the rank's whole share of the global batch.
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(model_.forward(inputs), targets) /
+                               static_cast<double>(accum);
+    engine_->backward(loss, /*sync=*/micro == accum - 1);
+    step_loss += loss.detach();
+  }
+  optimizer_->step();
+  return step_loss.item<double>();
+}
+
+TrainSummary Trainer::run() {
+  TrainSummary summary;
+  summary.steps = config_.train.steps;
+  summary.warmup_steps = std::min(kMaxWarmupSteps, summary.steps / 5);
+  const double global_batch = static_cast<double>(sampler_.global_batch());
+  const int steps_width = static_cast<int>(std::to_string(summary.steps).size());
+
+  Stopwatch total;
+  Stopwatch interval;
+  Stopwatch steady;
+  double interval_wait = 0;
+  int64_t interval_steps = 0;
+  double interval_loss = 0;
+  for (int64_t step = 0; step < summary.steps; ++step) {
+    if (step == summary.warmup_steps) steady.reset();
+    interval_loss += train_step(step);
+    interval_wait += engine_->reducer().last_trace().wait_seconds;
+    ++interval_steps;
+    const int64_t done = step + 1;
+    if (done % config_.log.every != 0 && done != summary.steps) continue;
+
+    // The loss line is global: mean over ranks (one small collective per log interval).
+    torch::Tensor loss = torch::tensor({interval_loss / interval_steps}, torch::kDouble);
+    comm_.all_reduce(loss, ReduceOp::kAvg);
+    StepRecord record;
+    record.step = done;
+    record.epoch = sampler_.epoch_of(step);
+    record.loss = loss.item<double>();
+    const double seconds = interval.seconds();
+    record.step_time_s = seconds / interval_steps;
+    record.samples_per_s = global_batch * interval_steps / seconds;
+    record.comm_wait_s = interval_wait / interval_steps;
+    summary.records.push_back(record);
+    spdlog::info("step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
+                 "comm wait {:.2f} ms",
+                 done, steps_width, summary.steps, record.epoch, record.loss, record.samples_per_s,
+                 record.step_time_s * 1e3, record.comm_wait_s * 1e3);
+    interval.reset();
+    interval_wait = 0;
+    interval_steps = 0;
+    interval_loss = 0;
+  }
+  summary.seconds = total.seconds();
+  const int64_t steady_steps = summary.steps - summary.warmup_steps;
+  summary.steady_samples_per_s = global_batch * steady_steps / steady.seconds();
+  return summary;
+}
+
+}  // namespace ddpt

@@ -1,0 +1,54 @@
+// The training loop: batches from the sampler, forward, loss, backward through the data-parallel
+// engine (gradients averaged on the last micro-step), optimizer step, progress from rank 0.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+#include "data/distributed_sampler.hpp"
+#include "ddp/data_parallel.hpp"
+#include "models/model.hpp"
+
+namespace ddpt {
+
+struct StepRecord {
+  int64_t step = 0;  // 1-based: the number of optimizer steps done
+  int64_t epoch = 0;
+  double loss = 0;           // mean over all ranks and micro-steps
+  double samples_per_s = 0;  // global, over the interval since the previous record
+  double step_time_s = 0;    // mean over the interval
+  double comm_wait_s = 0;    // mean time per step spent waiting for gradient all-reduces
+};
+
+struct TrainSummary {
+  std::vector<StepRecord> records;  // one per log interval
+  int64_t steps = 0;
+  double seconds = 0;
+  int64_t warmup_steps = 0;           // excluded from the steady-state throughput
+  double steady_samples_per_s = 0;    // global
+};
+
+class Trainer {
+ public:
+  // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
+  Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data);
+  // Collective: runs train.steps optimizer steps.
+  TrainSummary run();
+
+  DataParallel& engine() { return *engine_; }
+
+ private:
+  double train_step(int64_t step);  // returns this rank's loss for the step
+
+  const Config& config_;
+  Communicator& comm_;
+  Model& model_;
+  const Dataset& data_;
+  DistributedSampler sampler_;
+  std::unique_ptr<DataParallel> engine_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+}  // namespace ddpt

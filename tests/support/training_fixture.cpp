@@ -1,0 +1,87 @@
+#include "support/training_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "data/synthetic_classification.hpp"
+#include "dist/mpi_comm.hpp"
+#include "models/make_model.hpp"
+#include "train/trainer.hpp"
+
+namespace ddpt::testing {
+
+Config small_config(const std::string& optimizer) {
+  Config c;
+  c.run.seed = 7;
+  c.data.samples = 2048;
+  c.data.features = 32;
+  c.data.classes = 5;
+  c.data.teacher_hidden = 16;
+  c.model.type = "mlp";
+  c.model.hidden = "64,48";
+  c.train.batch_size = 8;
+  c.train.steps = 6;
+  c.train.threads = 1;
+  c.optim.type = optimizer;
+  c.optim.lr = optimizer == "sgd" ? 0.05 : 1e-3;
+  c.optim.momentum = 0.9;
+  c.optim.weight_decay = 0.01;
+  c.log.every = 1000;  // no progress lines
+  return c;
+}
+
+std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm) {
+  MpiComm communicator(comm);
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));
+  SyntheticClassificationSpec spec;
+  spec.samples = config.data.samples;
+  spec.features = config.data.features;
+  spec.classes = config.data.classes;
+  spec.teacher_hidden = config.data.teacher_hidden;
+  spec.seed = config.run.seed;
+  const SyntheticClassification data(spec);
+  auto model = make_model(config.model, config.data.features, config.data.classes);
+  Trainer trainer(config, communicator, *model, data);
+  trainer.run();
+  std::vector<torch::Tensor> params;
+  for (const auto& p : model->named_parameters()) params.push_back(p.tensor.detach().clone());
+  return params;
+}
+
+double max_relative_difference(const std::vector<torch::Tensor>& a,
+                               const std::vector<torch::Tensor>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    const double denominator = b[i].norm().item<double>();
+    EXPECT_GT(denominator, 0.0) << "parameter " << i << " is all zero";
+    worst = std::max(worst, (a[i] - b[i]).norm().item<double>() / denominator);
+  }
+  return worst;
+}
+
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+}  // namespace ddpt::testing
+
+namespace ddpt::testing {
+
+std::vector<torch::Tensor> initial_parameters(const Config& config) {
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));
+  auto model = make_model(config.model, config.data.features, config.data.classes);
+  std::vector<torch::Tensor> params;
+  for (const auto& p : model->named_parameters()) params.push_back(p.tensor.detach().clone());
+  return params;
+}
+
+std::string torchscript_test_model() {
+  const char* path = std::getenv("DDPTRAIN_TEST_TORCHSCRIPT");
+  return path ? path : "";
+}
+
+}  // namespace ddpt::testing

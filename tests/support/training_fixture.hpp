@@ -1,0 +1,36 @@
+// Small, fast training setups shared by the MPI tests: a synthetic classification task and a
+// function that trains it on a given MPI communicator and returns the final parameters.
+#pragma once
+
+#include <mpi.h>
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace ddpt::testing {
+
+// A config for a few quick steps: 2048 samples x 32 features, 5 classes, MLP 32 -> 64 -> 48 -> 5.
+Config small_config(const std::string& optimizer);
+
+// Trains `config` on `comm` (MpiComm over it) from the seed's initial model and returns the
+// final parameters (detached copies), in registration order. Collective over `comm`.
+std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm);
+
+// max over parameters of ||a - b|| / ||b||.
+double max_relative_difference(const std::vector<torch::Tensor>& a,
+                               const std::vector<torch::Tensor>& b);
+
+// The world size of MPI_COMM_WORLD.
+int world_size();
+
+}  // namespace ddpt::testing
+
+namespace ddpt::testing {
+// The parameters the seed gives before any training (to check that training moved them).
+std::vector<torch::Tensor> initial_parameters(const Config& config);
+// Path of the TorchScript test model that ctest generates (env DDPTRAIN_TEST_TORCHSCRIPT).
+std::string torchscript_test_model();
+}  // namespace ddpt::testing

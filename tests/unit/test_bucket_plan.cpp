@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "ddp/bucket_plan.hpp"
+
+namespace ddpt {
+namespace {
+
+std::vector<ParamInfo> floats(std::vector<int64_t> numels) {
+  std::vector<ParamInfo> out;
+  for (auto n : numels) out.push_back({n, 4, 6});
+  return out;
+}
+
+TEST(BucketPlan, ReverseOrderWithSmallFirstBucket) {
+  // 5 parameters of 100 floats (400 bytes); first cap 400 bytes, then 1000 bytes.
+  const auto buckets = plan_buckets(floats({100, 100, 100, 100, 100}), 400, 1000);
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].params, (std::vector<size_t>{4}));
+  EXPECT_EQ(buckets[1].params, (std::vector<size_t>{3, 2, 1}));  // 1200 bytes >= 1000: closes
+  EXPECT_EQ(buckets[2].params, (std::vector<size_t>{0}));
+  EXPECT_EQ(buckets[1].offsets, (std::vector<int64_t>{0, 100, 200}));
+  EXPECT_EQ(buckets[1].numel, 300);
+}
+
+TEST(BucketPlan, ParameterLargerThanTheCapClosesItsBucket) {
+  // As in PyTorch's reducer, a bucket closes once it reaches the cap, never splits a parameter.
+  const auto buckets = plan_buckets(floats({10, 1'000'000, 10, 10}), 100, 100);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].params, (std::vector<size_t>{3, 2, 1}));
+  EXPECT_EQ(buckets[1].params, (std::vector<size_t>{0}));
+}
+
+TEST(BucketPlan, EveryParameterExactlyOnce) {
+  std::vector<int64_t> numels;
+  for (int i = 1; i <= 50; ++i) numels.push_back(i * 37 % 1000 + 1);
+  const auto buckets = plan_buckets(floats(numels), mib_to_bytes(1.0 / 1024), mib_to_bytes(4.0 / 1024));
+  std::vector<int> seen(numels.size(), 0);
+  for (const auto& b : buckets) {
+    int64_t expected_offset = 0;
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      ++seen[b.params[k]];
+      EXPECT_EQ(b.offsets[k], expected_offset);
+      expected_offset += numels[b.params[k]];
+    }
+    EXPECT_EQ(b.numel, expected_offset);
+  }
+  for (int count : seen) EXPECT_EQ(count, 1);
+}
+
+TEST(BucketPlan, DtypesNeverShareABucket) {
+  std::vector<ParamInfo> params{{10, 4, 6}, {10, 8, 7}, {10, 4, 6}, {10, 8, 7}};
+  const auto buckets = plan_buckets(params, 1 << 20, 1 << 20);
+  ASSERT_EQ(buckets.size(), 2u);
+  for (const auto& b : buckets) {
+    for (size_t i : b.params) EXPECT_EQ(params[i].dtype_key, params[b.params[0]].dtype_key);
+  }
+}
+
+TEST(BucketPlan, MiBConversion) { EXPECT_EQ(mib_to_bytes(25.0), 25 * 1024 * 1024); }
+
+}  // namespace
+}  // namespace ddpt

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/parse_config.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+class ParseConfig : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ddptrain_config_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string deck(const std::string& text) {
+    const auto path = dir_ / "deck.cfg";
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  // The ConfigError message for `args`, or "" if parsing succeeded.
+  static std::string error_of(const std::vector<std::string>& args) {
+    try {
+      parse_config(args);
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.code(), ExitCode::kUsage);
+      return e.what();
+    }
+    return "";
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ParseConfig, DeckValuesAndCommandLineOverrides) {
+  const std::string path = deck("# comment\n[train]\nbatch_size = 48\nsteps = 7\n[optim]\ntype = sgd\n");
+  const Config c = parse_config({path, "--train.steps=9", "--optim.lr", "0.5"});
+  EXPECT_EQ(c.train.batch_size, 48);  // from the deck
+  EXPECT_EQ(c.train.steps, 9);        // the command line wins
+  EXPECT_EQ(c.optim.type, "sgd");
+  EXPECT_DOUBLE_EQ(c.optim.lr, 0.5);
+  EXPECT_EQ(c.train.grad_accum, 1);  // default
+  EXPECT_NE(c.resolved_text.find("batch_size = 48"), std::string::npos);
+  EXPECT_NE(c.resolved_text.find("[ddp]\nbucket_mb = 25"), std::string::npos);
+}
+
+TEST_F(ParseConfig, ResolvedDeckParsesBackToTheSameValues) {
+  const Config first = parse_config({deck("[train]\nbatch_size = 3\n[optim]\nlr = 0.123\n")});
+  const Config second = parse_config({deck(first.resolved_text)});
+  EXPECT_EQ(second.resolved_text, first.resolved_text);
+}
+
+TEST_F(ParseConfig, UnknownKeyInDeckNamesIt) {
+  EXPECT_NE(error_of({deck("[train]\nbatchsize = 4\n")}).find("train.batchsize"), std::string::npos);
+}
+
+TEST_F(ParseConfig, UnknownCommandLineOptionNamesIt) {
+  EXPECT_NE(error_of({deck(""), "--train.bogus=1"}).find("train.bogus"), std::string::npos);
+}
+
+TEST_F(ParseConfig, MalformedValueNamesTheOption) {
+  const std::string message = error_of({deck("[train]\nbatch_size = lots\n")});
+  EXPECT_NE(message.find("batch_size"), std::string::npos) << message;
+  EXPECT_NE(message.find("lots"), std::string::npos) << message;
+}
+
+TEST_F(ParseConfig, NegativeBatchSizeIsRejected) {
+  const std::string message = error_of({deck(""), "--train.batch_size=-4"});
+  EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
+  EXPECT_NE(message.find("at least 1"), std::string::npos) << message;
+}
+
+TEST_F(ParseConfig, ChoicesAreChecked) {
+  EXPECT_NE(error_of({deck("[optim]\ntype = lamb\n")}).find("sgd, adamw"), std::string::npos);
+}
+
+TEST_F(ParseConfig, MissingDeck) {
+  EXPECT_NE(error_of({(dir_ / "nope.cfg").string()}).find("not found"), std::string::npos);
+  EXPECT_NE(error_of({}).find("no deck"), std::string::npos);
+}
+
+TEST_F(ParseConfig, HiddenWidthsMustBePositiveIntegers) {
+  EXPECT_EQ(parse_int_list("model.hidden", "8, 16,4"), (std::vector<int64_t>{8, 16, 4}));
+  EXPECT_NE(error_of({deck(""), "--model.hidden=8,x"}).find("model.hidden"), std::string::npos);
+  EXPECT_NE(error_of({deck(""), "--model.hidden=8,0"}).find("model.hidden"), std::string::npos);
+}
+
+TEST_F(ParseConfig, TorchScriptNeedsAPath) {
+  EXPECT_NE(error_of({deck("[model]\ntype = torchscript\n")}).find("model.path"), std::string::npos);
+}
+
+TEST(OptionsHelp, ListsEveryOptionWithItsDefault) {
+  const std::string help = options_help();
+  for (const char* option : {"--run.dir", "--train.batch_size", "--train.grad_accum",
+                             "--ddp.bucket_mb", "--ddp.first_bucket_mb", "--optim.type"}) {
+    EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
+  EXPECT_NE(help.find("(=25)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ddpt
