@@ -13,7 +13,9 @@
 
 namespace ddpt {
 
-std::string ddptrain_version() { return DDPTRAIN_VERSION; }
+std::string ddptrain_version() {
+  return DDPTRAIN_VERSION;
+}
 
 Job set_up_job(const Config& config) {
   Job job;
@@ -30,8 +32,9 @@ Job set_up_job(const Config& config) {
 
 std::string describe_job(const Job& job, const std::string& backend) {
   const Topology& t = job.topology;
-  const std::string per_node = t.uniform() ? std::to_string(t.local_size)
-                                           : fmt::format("{}..{}", t.min_local_size, t.max_local_size);
+  const std::string per_node = t.uniform()
+                                   ? std::to_string(t.local_size)
+                                   : fmt::format("{}..{}", t.min_local_size, t.max_local_size);
   const LaunchEnvironment env = read_launch_environment();
   std::string text;
   text += fmt::format("ddptrain {}\n", ddptrain_version());
@@ -46,8 +49,9 @@ std::string describe_job(const Job& job, const std::string& backend) {
   text += fmt::format("  CPU threads     : {} per rank ({}; {} core(s) available to rank 0)\n",
                       job.device.threads, job.device.threads_why, cores_available());
   text += fmt::format("  backend         : {}\n", backend);
-  text += fmt::format("  NCCL            : {}\n",
-                      nccl_compiled() ? "compiled in, version " + nccl_version() : "not compiled in");
+  text +=
+      fmt::format("  NCCL            : {}\n",
+                  nccl_compiled() ? "compiled in, version " + nccl_version() : "not compiled in");
   text += fmt::format("  LibTorch        : {}", TORCH_VERSION);
   return text;
 }

@@ -51,13 +51,15 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
   const SyntheticClassification data(dataset_spec(config));
-  std::unique_ptr<Model> model = make_model(config.model, config.data.features, config.data.classes);
+  std::unique_ptr<Model> model =
+      make_model(config.model, config.data.features, config.data.classes);
 
   Trainer trainer(config, *comm, *model, data);  // last check of the deck against the data
 
   prepare_run_dir(config, rank0);  // only now is anything written
   spdlog::info("{}", describe_job(job, comm->backend_name()));
-  spdlog::info("  model           : {} ({} parameters)", model->describe(), parameter_count(*model));
+  spdlog::info("  model           : {} ({} parameters)", model->describe(),
+               parameter_count(*model));
   spdlog::info("  data            : {}", data.describe());
   spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step",
                config.train.batch_size, config.train.grad_accum, comm->size(),
@@ -67,10 +69,11 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
                config.ddp.bucket_mb);
   spdlog::info("  optimizer       : {} lr {}", config.optim.type, config.optim.lr);
   const TrainSummary summary = trainer.run();
-  spdlog::info("done: {} steps in {:.2f} s; {:.0f} samples/s after {} warm-up steps; final loss "
-               "{:.5f}",
-               summary.steps, summary.seconds, summary.steady_samples_per_s, summary.warmup_steps,
-               summary.records.empty() ? 0.0 : summary.records.back().loss);
+  spdlog::info(
+      "done: {} steps in {:.2f} s; {:.0f} samples/s after {} warm-up steps; final loss "
+      "{:.5f}",
+      summary.steps, summary.seconds, summary.steady_samples_per_s, summary.warmup_steps,
+      summary.records.empty() ? 0.0 : summary.records.back().loss);
   spdlog::info("outputs: {}/log.txt, {}/config.cfg", config.run.dir, config.run.dir);
   return 0;
 }

@@ -22,9 +22,9 @@ struct DataConfig {
 };
 
 struct ModelConfig {
-  std::string type = "mlp";      // mlp | torchscript
+  std::string type = "mlp";        // mlp | torchscript
   std::string hidden = "256,256";  // MLP hidden widths, comma separated
-  std::string path;              // TorchScript file (model.type = torchscript)
+  std::string path;                // TorchScript file (model.type = torchscript)
 };
 
 struct TrainConfig {

@@ -19,10 +19,10 @@ class OptionTable {
   template <class T>
   OptionTable& add(const std::string& name, T* field, const std::string& help,
                    std::function<std::string(const T&)> check = {}) {
-    description_.add_options()(name.c_str(),
-                               boost::program_options::value<T>(field)->default_value(
-                                   *field, to_text(*field)),
-                               help.c_str());
+    description_.add_options()(
+        name.c_str(),
+        boost::program_options::value<T>(field)->default_value(*field, to_text(*field)),
+        help.c_str());
     Entry entry;
     entry.name = name;
     entry.value_text = [field] { return to_text(*field); };

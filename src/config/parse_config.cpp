@@ -27,8 +27,7 @@ OptionTable make_table(Config& c) {
       .add("model.type", &c.model.type, "model: mlp | torchscript", one_of({"mlp", "torchscript"}))
       .add("model.hidden", &c.model.hidden, "MLP hidden layer widths, comma separated")
       .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
-      .add("train.batch_size", &c.train.batch_size, "samples per rank per micro-step",
-           at_least(1))
+      .add("train.batch_size", &c.train.batch_size, "samples per rank per micro-step", at_least(1))
       .add("train.grad_accum", &c.train.grad_accum,
            "micro-steps per optimizer step (gradients are communicated on the last one only)",
            at_least(1))
@@ -106,13 +105,13 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   po::variables_map values;
   try {
     // Command line first: po::store keeps the first value stored, so overrides win over the deck.
-    po::store(po::command_line_parser(args)
-                  .options(everything)
-                  .positional(deck_position)
-                  .style(po::command_line_style::default_style &
-                         ~po::command_line_style::allow_guessing)
-                  .run(),
-              values);
+    po::store(
+        po::command_line_parser(args)
+            .options(everything)
+            .positional(deck_position)
+            .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+            .run(),
+        values);
   } catch (const po::error& e) {
     throw ConfigError(describe(e, "command line"));
   }

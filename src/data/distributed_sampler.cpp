@@ -21,7 +21,8 @@ DistributedSampler::DistributedSampler(const SamplerSpec& spec) : spec_(spec) {
 }
 
 torch::Tensor DistributedSampler::epoch_permutation(int64_t epoch) const {
-  const uint64_t seed = static_cast<uint64_t>(spec_.seed) + kEpochSeedStride * static_cast<uint64_t>(epoch + 1);
+  const uint64_t seed =
+      static_cast<uint64_t>(spec_.seed) + kEpochSeedStride * static_cast<uint64_t>(epoch + 1);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   return at::randperm(spec_.dataset_size, gen, torch::TensorOptions().dtype(torch::kLong));
 }

@@ -24,9 +24,10 @@ Batch SyntheticClassification::get(const torch::Tensor& indices) const {
 }
 
 std::string SyntheticClassification::describe() const {
-  return fmt::format("synthetic classification: {} samples x {} features, {} classes (teacher "
-                     "hidden {})",
-                     spec_.samples, spec_.features, spec_.classes, spec_.teacher_hidden);
+  return fmt::format(
+      "synthetic classification: {} samples x {} features, {} classes (teacher "
+      "hidden {})",
+      spec_.samples, spec_.features, spec_.classes, spec_.teacher_hidden);
 }
 
 }  // namespace ddpt

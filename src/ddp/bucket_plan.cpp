@@ -5,7 +5,9 @@
 
 namespace ddpt {
 
-int64_t mib_to_bytes(double mib) { return static_cast<int64_t>(std::llround(mib * 1024.0 * 1024.0)); }
+int64_t mib_to_bytes(double mib) {
+  return static_cast<int64_t>(std::llround(mib * 1024.0 * 1024.0));
+}
 
 std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, int64_t first_cap_bytes,
                                      int64_t cap_bytes) {

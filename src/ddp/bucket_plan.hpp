@@ -14,9 +14,9 @@ constexpr double kDefaultBucketMiB = 25.0;
 constexpr double kDefaultFirstBucketMiB = 1.0;
 
 struct BucketSpec {
-  std::vector<size_t> params;  // indices into the parameter list, in bucket order
+  std::vector<size_t> params;    // indices into the parameter list, in bucket order
   std::vector<int64_t> offsets;  // element offset of each parameter in the bucket buffer
-  int64_t numel = 0;           // elements in the bucket
+  int64_t numel = 0;             // elements in the bucket
 };
 
 struct ParamInfo {

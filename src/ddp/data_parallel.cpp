@@ -21,13 +21,21 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
     : comm_(comm) {
   broadcast_from_rank0(params, comm);
   broadcast_from_rank0(buffers, comm);
-  reducer_ = std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
-                                       mib_to_bytes(options.bucket_mb));
+  reducer_ =
+      std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
+                                mib_to_bytes(options.bucket_mb));
 }
 
 void DataParallel::backward(const torch::Tensor& loss, bool sync) {
   reducer_->prepare_for_backward(sync);
-  loss.backward();
+  // Dividing the loss (one scalar) by the world size makes every local gradient g/N, so a plain
+  // sum across ranks is the average: no extra pass over the gradients after the all-reduce.
+  // Micro-steps without sync accumulate g/N as well, so the final sum is unchanged.
+  if (comm_.size() > 1) {
+    (loss / static_cast<double>(comm_.size())).backward();
+  } else {
+    loss.backward();
+  }
   if (sync) reducer_->finalize_backward();
 }
 

@@ -13,8 +13,9 @@ namespace ddpt {
 class ReducerHook final : public torch::autograd::FunctionPostHook {
  public:
   ReducerHook(Reducer* reducer, size_t param) : reducer_(reducer), param_(param) {}
-  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
-                                            const torch::autograd::variable_list& /*inputs*/) override {
+  torch::autograd::variable_list operator()(
+      const torch::autograd::variable_list& outputs,
+      const torch::autograd::variable_list& /*inputs*/) override {
     reducer_->mark_ready(param_);
     return outputs;
   }
@@ -59,7 +60,8 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const size_t i = spec.params[k];
       torch::Tensor& param = params_[i].tensor;
-      torch::Tensor view = buckets_[b].buffer.narrow(0, spec.offsets[k], param.numel()).view(param.sizes());
+      torch::Tensor view =
+          buckets_[b].buffer.narrow(0, spec.offsets[k], param.numel()).view(param.sizes());
       if (param.grad().defined()) view.copy_(param.grad());
       slots_[i] = Slot{b, view};
       param.mutable_grad() = view;
@@ -119,7 +121,8 @@ void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_];
     trace_.bucket_launched[next_bucket_] = Clock::now();
-    bucket.work = comm_.all_reduce_async(bucket.buffer, ReduceOp::kAvg);
+    // A sum: DataParallel::backward already divided the loss by the world size.
+    bucket.work = comm_.all_reduce_async(bucket.buffer, ReduceOp::kSum);
     ++next_bucket_;
   }
 }

@@ -1,4 +1,5 @@
-// The gradient reducer: averages gradients across ranks while backward is still running.
+// The gradient reducer: sums gradients across ranks while backward is still running.
+// (DataParallel divides the loss by the world size first, which makes the sum the average.)
 //
 // Each parameter's gradient lives in a slot of a flat bucket buffer (param.grad is a view of it,
 // so autograd accumulates straight into the bucket). A post hook on each parameter's gradient
@@ -45,7 +46,7 @@ class Reducer {
   // (a gradient-accumulation micro-step) hooks do nothing and gradients just accumulate locally.
   void prepare_for_backward(bool sync);
   // Collective, after a synchronised backward: launches buckets whose parameters got no gradient
-  // (reduced as zeros), waits for every all-reduce. On return param.grad holds the average.
+  // (reduced as zeros), waits for every all-reduce. On return param.grad holds the sum over ranks.
   void finalize_backward();
   // Zeroes every gradient in place (one fill per bucket); gradients stay bucket views.
   void zero_grad();
@@ -73,10 +74,10 @@ class Reducer {
   Communicator& comm_;
   std::vector<BucketSpec> plan_;
   std::vector<Bucket> buckets_;
-  std::vector<Slot> slots_;                 // by parameter index
-  std::vector<char> ready_;                 // by parameter index
-  size_t next_bucket_ = 0;                  // next bucket to launch
-  bool sync_ = false;                       // inside a synchronised backward
+  std::vector<Slot> slots_;  // by parameter index
+  std::vector<char> ready_;  // by parameter index
+  size_t next_bucket_ = 0;   // next bucket to launch
+  bool sync_ = false;        // inside a synchronised backward
   ReducerTrace trace_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
 };

@@ -1,10 +1,15 @@
 #include "dist/comm_thread.hpp"
 
 namespace ddpt {
+namespace {
+// How long the error path waits for a running collective before giving up on it.
+constexpr auto kCancelGrace = std::chrono::seconds(1);
+}  // namespace
 
 CommThread::CommThread() : thread_([this] { loop(); }) {}
 
 CommThread::~CommThread() {
+  if (!thread_.joinable()) return;  // detached by cancel()
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -24,10 +29,12 @@ std::future<void> CommThread::submit(std::function<void()> job) {
   return done;
 }
 
-void CommThread::cancel() {
-  cancelled_ = true;
-  std::lock_guard<std::mutex> lock(mutex_);
+bool CommThread::cancel() {
+  std::unique_lock<std::mutex> lock(mutex_);
   jobs_.clear();  // their futures report broken_promise
+  if (idle_.wait_for(lock, kCancelGrace, [this] { return !busy_; })) return true;
+  thread_.detach();
+  return false;
 }
 
 void CommThread::loop() {
@@ -39,8 +46,14 @@ void CommThread::loop() {
       if (jobs_.empty()) return;  // stopping and drained
       task = std::move(jobs_.front());
       jobs_.pop_front();
+      busy_ = true;
     }
     task();  // exceptions land in the task's future
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      busy_ = false;
+    }
+    idle_.notify_all();
   }
 }
 

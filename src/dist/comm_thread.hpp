@@ -2,7 +2,6 @@
 // through it, so collectives keep the same order on every rank and overlap the caller's compute.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -22,10 +21,10 @@ class CommThread {
 
   // Queues `job`; the future carries its completion or its exception.
   std::future<void> submit(std::function<void()> job);
-  // Error path: queued jobs are dropped and a running job that polls cancelled() gives up, so
-  // the destructor cannot hang on a collective whose peers will never arrive.
-  void cancel();
-  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+  // Error path: drops queued jobs and waits briefly for the running one. Returns false when a
+  // job is still running (a collective whose peers will never arrive): the thread is then
+  // detached, so the destructor cannot hang, and the process is expected to abort.
+  bool cancel();
 
  private:
   void loop();
@@ -34,7 +33,8 @@ class CommThread {
   std::condition_variable wake_;
   std::deque<std::packaged_task<void()>> jobs_;
   bool stopping_ = false;
-  std::atomic<bool> cancelled_{false};
+  bool busy_ = false;
+  std::condition_variable idle_;
   std::thread thread_;  // last: started after the members it uses exist
 };
 

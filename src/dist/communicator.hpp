@@ -32,12 +32,14 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string backend_name() const = 0;  // "mpi" or "nccl"
-  virtual torch::Device device() const = 0;     // where tensors passed in must live
+  virtual torch::Device device() const = 0;      // where tensors passed in must live
 
   // Collective: reduces a contiguous tensor in place across all ranks; returns at once.
   virtual std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) = 0;
   // Collective: all_reduce_async then wait.
-  void all_reduce(torch::Tensor tensor, ReduceOp op) { all_reduce_async(std::move(tensor), op)->wait(); }
+  void all_reduce(torch::Tensor tensor, ReduceOp op) {
+    all_reduce_async(std::move(tensor), op)->wait();
+  }
   // Collective: overwrite `tensor` on every rank with root's values.
   virtual void broadcast(torch::Tensor tensor, int root) = 0;
   // Collective: returns a tensor of shape [size(), tensor.sizes()...], row r from rank r.

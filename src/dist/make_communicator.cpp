@@ -12,7 +12,8 @@ namespace ddpt {
 
 std::unique_ptr<Communicator> make_communicator(const std::string& backend, torch::Device device,
                                                 MPI_Comm comm) {
-  const bool want_nccl = backend == "nccl" || (backend == "auto" && device.is_cuda() && nccl_compiled());
+  const bool want_nccl =
+      backend == "nccl" || (backend == "auto" && device.is_cuda() && nccl_compiled());
   if (!want_nccl) {
     if (device.is_cuda()) {
       throw ConfigError("ddp.backend = " + backend +

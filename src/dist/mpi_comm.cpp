@@ -2,7 +2,6 @@
 
 #include <climits>
 #include <exception>
-#include <thread>
 
 #include "util/check.hpp"
 
@@ -11,15 +10,20 @@ namespace {
 
 MPI_Datatype mpi_type_of(const torch::Tensor& tensor) {
   switch (tensor.scalar_type()) {
-    case torch::kFloat: return MPI_FLOAT;
-    case torch::kDouble: return MPI_DOUBLE;
-    case torch::kLong: return MPI_INT64_T;
-    case torch::kInt: return MPI_INT32_T;
-    case torch::kByte: return MPI_UINT8_T;
+    case torch::kFloat:
+      return MPI_FLOAT;
+    case torch::kDouble:
+      return MPI_DOUBLE;
+    case torch::kLong:
+      return MPI_INT64_T;
+    case torch::kInt:
+      return MPI_INT32_T;
+    case torch::kByte:
+      return MPI_UINT8_T;
     default:
-      throw Error(std::string("MpiComm: unsupported tensor dtype ") +
-                      c10::toString(tensor.scalar_type()),
-                  ExitCode::kInternal, false);
+      throw Error(
+          std::string("MpiComm: unsupported tensor dtype ") + c10::toString(tensor.scalar_type()),
+          ExitCode::kInternal, false);
   }
 }
 
@@ -36,24 +40,6 @@ void require_host_contiguous(const torch::Tensor& tensor, const char* what) {
   if (!tensor.device().is_cpu() || !tensor.is_contiguous()) {
     throw Error(std::string("MpiComm::") + what + " needs a contiguous CPU tensor",
                 ExitCode::kInternal, false);
-  }
-}
-
-// Waits for a nonblocking MPI request without pinning a core: the ranks' compute threads need
-// the cores while a collective waits for a slower peer. Spins briefly (latency), then sleeps.
-void wait_politely(MPI_Request& request, const CommThread& thread) {
-  constexpr int kSpinTests = 64;                           // ~tens of microseconds of spinning
-  constexpr auto kMaxSleep = std::chrono::microseconds(200);  // bounds the added latency
-  auto sleep = std::chrono::microseconds(5);
-  for (int test = 0;; ++test) {
-    int done = 0;
-    DDPT_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    if (thread.cancelled()) throw Error("MPI collective abandoned on the error path", ExitCode::kInternal, false);
-    if (test >= kSpinTests) {
-      std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, kMaxSleep);
-    }
   }
 }
 
@@ -81,8 +67,9 @@ MpiComm::MpiComm(MPI_Comm comm) {
 }
 
 MpiComm::~MpiComm() {
-  // Unwinding from an error: peers may never join a queued collective; do not wait for them.
-  if (std::uncaught_exceptions() > 0) thread_.cancel();
+  // Unwinding from an error: peers may never join a queued collective; do not wait for them,
+  // and leave the communicator to MPI_Abort (freeing it is itself collective).
+  if (std::uncaught_exceptions() > 0 && !thread_.cancel()) comm_.release();
 }
 
 std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp op) {
@@ -96,11 +83,12 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
   auto started = std::make_shared<Clock::time_point>();
   auto done = thread_.submit([this, tensor, op, type, count, started]() mutable {
     *started = Clock::now();
+    // A blocking all-reduce on this thread: Open MPI's tuned shared-memory and network
+    // algorithms run at full speed, where MPI_Iallreduce (libnbc) progresses only inside
+    // MPI_Test calls; measured 8 ms vs 2 ms of exposed wait per step on the scaling MLP.
     if (size_ > 1) {
-      MPI_Request request = MPI_REQUEST_NULL;
-      DDPT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, MPI_SUM,
-                                    comm_.get(), &request));
-      wait_politely(request, thread_);
+      DDPT_CHECK_MPI(
+          MPI_Allreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, MPI_SUM, comm_.get()));
     }
     if (op == ReduceOp::kAvg && size_ > 1) tensor.div_(size_);
   });
@@ -111,7 +99,8 @@ void MpiComm::broadcast(torch::Tensor tensor, int root) {
   require_host_contiguous(tensor, "broadcast");
   const MPI_Datatype type = mpi_type_of(tensor);
   const int count = checked_count(tensor);
-  run_blocking([&] { DDPT_CHECK_MPI(MPI_Bcast(tensor.data_ptr(), count, type, root, comm_.get())); });
+  run_blocking(
+      [&] { DDPT_CHECK_MPI(MPI_Bcast(tensor.data_ptr(), count, type, root, comm_.get())); });
 }
 
 torch::Tensor MpiComm::all_gather(const torch::Tensor& tensor) {
@@ -123,8 +112,8 @@ torch::Tensor MpiComm::all_gather(const torch::Tensor& tensor) {
   const MPI_Datatype type = mpi_type_of(input);
   const int count = checked_count(input);
   run_blocking([&] {
-    DDPT_CHECK_MPI(MPI_Allgather(input.data_ptr(), count, type, output.data_ptr(), count, type,
-                                 comm_.get()));
+    DDPT_CHECK_MPI(
+        MPI_Allgather(input.data_ptr(), count, type, output.data_ptr(), count, type, comm_.get()));
   });
   return output;
 }
@@ -133,6 +122,8 @@ void MpiComm::barrier() {
   run_blocking([&] { DDPT_CHECK_MPI(MPI_Barrier(comm_.get())); });
 }
 
-void MpiComm::run_blocking(std::function<void()> job) { thread_.submit(std::move(job)).get(); }
+void MpiComm::run_blocking(std::function<void()> job) {
+  thread_.submit(std::move(job)).get();
+}
 
 }  // namespace ddpt

@@ -12,7 +12,8 @@ class MpiCommHandle {
   MpiCommHandle() = default;
   explicit MpiCommHandle(MPI_Comm comm) : comm_(comm) {}
   ~MpiCommHandle() { reset(); }
-  MpiCommHandle(MpiCommHandle&& other) noexcept : comm_(std::exchange(other.comm_, MPI_COMM_NULL)) {}
+  MpiCommHandle(MpiCommHandle&& other) noexcept
+      : comm_(std::exchange(other.comm_, MPI_COMM_NULL)) {}
   MpiCommHandle& operator=(MpiCommHandle&& other) noexcept {
     if (this != &other) {
       reset();
@@ -24,7 +25,12 @@ class MpiCommHandle {
   MpiCommHandle& operator=(const MpiCommHandle&) = delete;
 
   MPI_Comm get() const { return comm_; }
-  MPI_Comm* out() { reset(); return &comm_; }  // for MPI calls that create a communicator
+  // Gives up ownership without freeing (the error path, where freeing could block).
+  void release() { comm_ = MPI_COMM_NULL; }
+  MPI_Comm* out() {
+    reset();
+    return &comm_;
+  }  // for MPI calls that create a communicator
 
  private:
   void reset() noexcept {

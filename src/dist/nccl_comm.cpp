@@ -22,19 +22,26 @@ std::set<NcclComm*> g_live;  // for abort_all() from the error path
 
 ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
   switch (tensor.scalar_type()) {
-    case torch::kFloat: return ncclFloat32;
-    case torch::kDouble: return ncclFloat64;
-    case torch::kHalf: return ncclFloat16;
+    case torch::kFloat:
+      return ncclFloat32;
+    case torch::kDouble:
+      return ncclFloat64;
+    case torch::kHalf:
+      return ncclFloat16;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
-    case torch::kBFloat16: return ncclBfloat16;
+    case torch::kBFloat16:
+      return ncclBfloat16;
 #endif
-    case torch::kLong: return ncclInt64;
-    case torch::kInt: return ncclInt32;
-    case torch::kByte: return ncclUint8;
+    case torch::kLong:
+      return ncclInt64;
+    case torch::kInt:
+      return ncclInt32;
+    case torch::kByte:
+      return ncclUint8;
     default:
-      throw Error(std::string("NcclComm: unsupported tensor dtype ") +
-                      c10::toString(tensor.scalar_type()),
-                  ExitCode::kInternal, false);
+      throw Error(
+          std::string("NcclComm: unsupported tensor dtype ") + c10::toString(tensor.scalar_type()),
+          ExitCode::kInternal, false);
   }
 }
 
@@ -42,7 +49,8 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
   return op == ReduceOp::kAvg ? ncclAvg : ncclSum;
 #else
-  if (op == ReduceOp::kAvg) throw Error("NcclComm: average needs NCCL >= 2.10", ExitCode::kInternal, false);
+  if (op == ReduceOp::kAvg)
+    throw Error("NcclComm: average needs NCCL >= 2.10", ExitCode::kInternal, false);
   return ncclSum;
 #endif
 }
@@ -60,7 +68,9 @@ cudaStream_t current_compute_stream(int device) {
 class NcclWork final : public Work {
  public:
   NcclWork(CudaEvent done, cudaStream_t compute, torch::Tensor keep_alive)
-      : done_(std::move(done)), compute_(compute), tensor_(std::move(keep_alive)),
+      : done_(std::move(done)),
+        compute_(compute),
+        tensor_(std::move(keep_alive)),
         started_(Clock::now()) {}
   void wait() override { done_.block(compute_); }
   Clock::time_point started_at() const override { return started_; }
@@ -74,8 +84,8 @@ class NcclWork final : public Work {
 
 void require_device_contiguous(const torch::Tensor& tensor, int device, const char* what) {
   if (!tensor.is_cuda() || tensor.get_device() != device || !tensor.is_contiguous()) {
-    throw Error(std::string("NcclComm::") + what + " needs a contiguous tensor on cuda:" +
-                    std::to_string(device),
+    throw Error(std::string("NcclComm::") + what +
+                    " needs a contiguous tensor on cuda:" + std::to_string(device),
                 ExitCode::kInternal, false);
   }
 }
@@ -104,7 +114,8 @@ NcclComm::~NcclComm() {
   }
   if (comm_ == nullptr) return;
   // Let queued collectives finish before the communicator goes away.
-  if (cudaStreamSynchronize(stream_.get()) != cudaSuccess || ncclCommDestroy(comm_) != ncclSuccess) {
+  if (cudaStreamSynchronize(stream_.get()) != cudaSuccess ||
+      ncclCommDestroy(comm_) != ncclSuccess) {
     std::fprintf(stderr, "%s warning: NCCL communicator did not shut down cleanly\n",
                  process_tag().c_str());
   }

@@ -12,7 +12,7 @@ struct Topology {
   int local_rank = 0;  // rank among the ranks sharing this node's memory
   int local_size = 1;  // ranks on this node
   int node_count = 1;
-  int node_index = 0;  // 0 .. node_count-1, ordered by the lowest world rank on each node
+  int node_index = 0;      // 0 .. node_count-1, ordered by the lowest world rank on each node
   int min_local_size = 1;  // fewest ranks on any node
   int max_local_size = 1;  // most ranks on any node
 

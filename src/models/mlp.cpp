@@ -25,8 +25,12 @@ Mlp::Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs) {
   description_ = fmt::format("MLP {} -> [{}] -> {}", inputs, fmt::join(hidden, ", "), outputs);
 }
 
-std::vector<NamedTensor> Mlp::named_parameters() { return to_named(net_->named_parameters()); }
-std::vector<NamedTensor> Mlp::named_buffers() { return to_named(net_->named_buffers()); }
+std::vector<NamedTensor> Mlp::named_parameters() {
+  return to_named(net_->named_parameters());
+}
+std::vector<NamedTensor> Mlp::named_buffers() {
+  return to_named(net_->named_buffers());
+}
 
 int64_t parameter_count(Model& model) {
   int64_t count = 0;

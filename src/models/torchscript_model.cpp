@@ -38,7 +38,8 @@ std::vector<NamedTensor> TorchScriptModel::named_parameters() {
 
 std::vector<NamedTensor> TorchScriptModel::named_buffers() {
   std::vector<NamedTensor> out;
-  for (const auto& item : module_.named_buffers(/*recurse=*/true)) out.push_back({item.name, item.value});
+  for (const auto& item : module_.named_buffers(/*recurse=*/true))
+    out.push_back({item.name, item.value});
   return out;
 }
 

@@ -62,8 +62,9 @@ double Trainer::train_step(int64_t step) {
     const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(model_.forward(inputs), targets) /
-                               static_cast<double>(accum);
+    const torch::Tensor loss =
+        torch::nn::functional::cross_entropy(model_.forward(inputs), targets) /
+        static_cast<double>(accum);
     engine_->backward(loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
   }
@@ -104,10 +105,11 @@ TrainSummary Trainer::run() {
     record.samples_per_s = global_batch * interval_steps / seconds;
     record.comm_wait_s = interval_wait / interval_steps;
     summary.records.push_back(record);
-    spdlog::info("step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
-                 "comm wait {:.2f} ms",
-                 done, steps_width, summary.steps, record.epoch, record.loss, record.samples_per_s,
-                 record.step_time_s * 1e3, record.comm_wait_s * 1e3);
+    spdlog::info(
+        "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
+        "comm wait {:.2f} ms",
+        done, steps_width, summary.steps, record.epoch, record.loss, record.samples_per_s,
+        record.step_time_s * 1e3, record.comm_wait_s * 1e3);
     interval.reset();
     interval_wait = 0;
     interval_steps = 0;

@@ -26,8 +26,8 @@ struct TrainSummary {
   std::vector<StepRecord> records;  // one per log interval
   int64_t steps = 0;
   double seconds = 0;
-  int64_t warmup_steps = 0;           // excluded from the steady-state throughput
-  double steady_samples_per_s = 0;    // global
+  int64_t warmup_steps = 0;         // excluded from the steady-state throughput
+  double steady_samples_per_s = 0;  // global
 };
 
 class Trainer {

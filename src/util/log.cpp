@@ -12,13 +12,13 @@ void init_logging(int world_rank, const std::string& host) {
   g_is_rank0 = world_rank <= 0;
   std::shared_ptr<spdlog::logger> logger;
   if (g_is_rank0) {
-    logger = std::make_shared<spdlog::logger>(
-        "ddptrain", std::make_shared<spdlog::sinks::stdout_sink_mt>());
+    logger = std::make_shared<spdlog::logger>("ddptrain",
+                                              std::make_shared<spdlog::sinks::stdout_sink_mt>());
     logger->set_pattern("%v");
     logger->set_level(spdlog::level::info);
   } else {
-    logger = std::make_shared<spdlog::logger>(
-        "ddptrain", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger = std::make_shared<spdlog::logger>("ddptrain",
+                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
     logger->set_pattern("[rank " + std::to_string(world_rank) + " " + host + "] %v");
     logger->set_level(spdlog::level::warn);
   }

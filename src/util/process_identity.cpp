@@ -29,8 +29,12 @@ void set_process_identity(int world_rank, const std::string& host) {
   identity().rank = world_rank;
   identity().host = host;
 }
-int process_rank() { return identity().rank; }
-const std::string& process_host() { return identity().host; }
+int process_rank() {
+  return identity().rank;
+}
+const std::string& process_host() {
+  return identity().host;
+}
 std::string process_tag() {
   return "[rank " + std::to_string(identity().rank) + " " + identity().host + "]";
 }

@@ -23,8 +23,8 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
   void OnTestPartResult(const testing::TestPartResult& result) override {
     if (!result.failed()) return;
     std::fprintf(stderr, "[rank %d] %s:%d: failure in %s\n%s\n", rank_,
-                 result.file_name() ? result.file_name() : "?", result.line_number(),
-                 test_.c_str(), result.summary());
+                 result.file_name() ? result.file_name() : "?", result.line_number(), test_.c_str(),
+                 result.summary());
   }
 
  private:

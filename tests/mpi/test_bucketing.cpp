@@ -73,14 +73,17 @@ TEST(Bucketing, UnusedParameterIsReducedAsZerosWithoutHanging) {
   MpiComm comm(MPI_COMM_WORLD);
   torch::manual_seed(3);
   torch::nn::Linear used(8, 4), unused(8, 4);
-  std::vector<NamedTensor> params{{"used.weight", used->weight}, {"used.bias", used->bias},
-                                  {"unused.weight", unused->weight}, {"unused.bias", unused->bias}};
+  std::vector<NamedTensor> params{{"used.weight", used->weight},
+                                  {"used.bias", used->bias},
+                                  {"unused.weight", unused->weight},
+                                  {"unused.bias", unused->bias}};
   DataParallel engine(params, {}, comm, {1.0 / 1024, 1.0 / 1024});
   // Every rank leaves `unused` out; on odd ranks `used` is also skipped (multiplied by zero
   // would still make a gradient, so it is left out of the graph entirely).
   const torch::Tensor x = torch::randn({16, 8});
   engine.zero_grad();
-  torch::Tensor loss = comm.rank() % 2 == 0 ? used->forward(x).sum() : (x.sum() * 0).requires_grad_();
+  torch::Tensor loss =
+      comm.rank() % 2 == 0 ? used->forward(x).sum() : (x.sum() * 0).requires_grad_();
   engine.backward(loss, true);
   EXPECT_EQ(unused->weight.grad().abs().sum().item<double>(), 0.0);
   // used.bias gradient: 16 per output on even ranks, 0 on odd ranks; averaged over all ranks.

@@ -41,12 +41,24 @@ void expect_equivalent(const Case& c) {
       << c.grad_accum << " vs 1 rank x batch " << reference.train.batch_size;
 }
 
-TEST(DdpEquivalence, MlpSgdMomentum) { expect_equivalent({"sgd", 1, false}); }
-TEST(DdpEquivalence, MlpAdamW) { expect_equivalent({"adamw", 1, false}); }
-TEST(DdpEquivalence, MlpGradAccum4) { expect_equivalent({"sgd", 4, false}); }
-TEST(DdpEquivalence, MlpAdamWGradAccum4) { expect_equivalent({"adamw", 4, false}); }
-TEST(DdpEquivalence, TorchScriptSgd) { expect_equivalent({"sgd", 1, true}); }
-TEST(DdpEquivalence, TorchScriptAdamWGradAccum4) { expect_equivalent({"adamw", 4, true}); }
+TEST(DdpEquivalence, MlpSgdMomentum) {
+  expect_equivalent({"sgd", 1, false});
+}
+TEST(DdpEquivalence, MlpAdamW) {
+  expect_equivalent({"adamw", 1, false});
+}
+TEST(DdpEquivalence, MlpGradAccum4) {
+  expect_equivalent({"sgd", 4, false});
+}
+TEST(DdpEquivalence, MlpAdamWGradAccum4) {
+  expect_equivalent({"adamw", 4, false});
+}
+TEST(DdpEquivalence, TorchScriptSgd) {
+  expect_equivalent({"sgd", 1, true});
+}
+TEST(DdpEquivalence, TorchScriptAdamWGradAccum4) {
+  expect_equivalent({"adamw", 4, true});
+}
 
 }  // namespace
 }  // namespace ddpt::testing

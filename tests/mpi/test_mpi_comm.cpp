@@ -28,6 +28,22 @@ TEST(MpiComm, AllReduceSumAndAverage) {
   EXPECT_TRUE(torch::allclose(avg, expected / comm.size(), 1e-5, 1e-5));
 }
 
+TEST(MpiComm, LargeAllReduceCrossesChunksAndIsIdenticalOnEveryRank) {
+  // More than two 4 MiB chunks and an odd length, so slices and chunks are uneven.
+  MpiComm comm(MPI_COMM_WORLD);
+  const int64_t n = 2'500'001;
+  for (const auto dtype : {torch::kFloat, torch::kDouble}) {
+    torch::Tensor expected = torch::zeros({n}, dtype);
+    for (int r = 0; r < comm.size(); ++r) expected += contribution(r, n).to(dtype);
+    torch::Tensor sum = contribution(comm.rank(), n).to(dtype);
+    comm.all_reduce(sum, ReduceOp::kSum);
+    EXPECT_TRUE(torch::allclose(sum, expected, 1e-5, 1e-5)) << c10::toString(dtype);
+    // Every rank must hold bitwise the same result (replicas must not drift apart).
+    const torch::Tensor all = comm.all_gather(sum);
+    for (int r = 1; r < comm.size(); ++r) EXPECT_TRUE(torch::equal(all[r], all[0])) << "rank " << r;
+  }
+}
+
 TEST(MpiComm, ManyAsyncAllReducesCompleteInOrder) {
   MpiComm comm(MPI_COMM_WORLD);
   std::vector<torch::Tensor> tensors;

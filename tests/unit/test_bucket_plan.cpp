@@ -33,7 +33,8 @@ TEST(BucketPlan, ParameterLargerThanTheCapClosesItsBucket) {
 TEST(BucketPlan, EveryParameterExactlyOnce) {
   std::vector<int64_t> numels;
   for (int i = 1; i <= 50; ++i) numels.push_back(i * 37 % 1000 + 1);
-  const auto buckets = plan_buckets(floats(numels), mib_to_bytes(1.0 / 1024), mib_to_bytes(4.0 / 1024));
+  const auto buckets =
+      plan_buckets(floats(numels), mib_to_bytes(1.0 / 1024), mib_to_bytes(4.0 / 1024));
   std::vector<int> seen(numels.size(), 0);
   for (const auto& b : buckets) {
     int64_t expected_offset = 0;
@@ -56,7 +57,9 @@ TEST(BucketPlan, DtypesNeverShareABucket) {
   }
 }
 
-TEST(BucketPlan, MiBConversion) { EXPECT_EQ(mib_to_bytes(25.0), 25 * 1024 * 1024); }
+TEST(BucketPlan, MiBConversion) {
+  EXPECT_EQ(mib_to_bytes(25.0), 25 * 1024 * 1024);
+}
 
 }  // namespace
 }  // namespace ddpt

@@ -36,7 +36,8 @@ class ParseConfig : public ::testing::Test {
 };
 
 TEST_F(ParseConfig, DeckValuesAndCommandLineOverrides) {
-  const std::string path = deck("# comment\n[train]\nbatch_size = 48\nsteps = 7\n[optim]\ntype = sgd\n");
+  const std::string path =
+      deck("# comment\n[train]\nbatch_size = 48\nsteps = 7\n[optim]\ntype = sgd\n");
   const Config c = parse_config({path, "--train.steps=9", "--optim.lr", "0.5"});
   EXPECT_EQ(c.train.batch_size, 48);  // from the deck
   EXPECT_EQ(c.train.steps, 9);        // the command line wins
@@ -54,7 +55,8 @@ TEST_F(ParseConfig, ResolvedDeckParsesBackToTheSameValues) {
 }
 
 TEST_F(ParseConfig, UnknownKeyInDeckNamesIt) {
-  EXPECT_NE(error_of({deck("[train]\nbatchsize = 4\n")}).find("train.batchsize"), std::string::npos);
+  EXPECT_NE(error_of({deck("[train]\nbatchsize = 4\n")}).find("train.batchsize"),
+            std::string::npos);
 }
 
 TEST_F(ParseConfig, UnknownCommandLineOptionNamesIt) {
@@ -89,7 +91,8 @@ TEST_F(ParseConfig, HiddenWidthsMustBePositiveIntegers) {
 }
 
 TEST_F(ParseConfig, TorchScriptNeedsAPath) {
-  EXPECT_NE(error_of({deck("[model]\ntype = torchscript\n")}).find("model.path"), std::string::npos);
+  EXPECT_NE(error_of({deck("[model]\ntype = torchscript\n")}).find("model.path"),
+            std::string::npos);
 }
 
 TEST(OptionsHelp, ListsEveryOptionWithItsDefault) {
