@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "dist/device.hpp"
+
+namespace ddpt {
+namespace {
+
+Topology node_with(int local_size) {
+  Topology t;
+  t.world_size = local_size;
+  t.local_size = local_size;
+  t.min_local_size = t.max_local_size = local_size;
+  return t;
+}
+
+TEST(DeviceChoice, ExplicitThreadsWin) {
+  ThreadHints hints;
+  hints.requested = 3;
+  hints.omp_num_threads = 5;
+  hints.slurm_cpus_per_task = 7;
+  const DeviceChoice choice = choose_device(node_with(2), hints);
+  EXPECT_EQ(choice.threads, 3);
+  EXPECT_EQ(choice.threads_why, "train.threads");
+}
+
+TEST(DeviceChoice, OmpNumThreadsThenSlurmCpusPerTask) {
+  ThreadHints hints;
+  hints.omp_num_threads = 5;
+  hints.slurm_cpus_per_task = 7;
+  EXPECT_EQ(choose_device(node_with(2), hints).threads, 5);
+  hints.omp_num_threads.reset();
+  EXPECT_EQ(choose_device(node_with(2), hints).threads, 7);
+  EXPECT_EQ(choose_device(node_with(2), hints).threads_why, "SLURM_CPUS_PER_TASK");
+}
+
+TEST(DeviceChoice, OtherwiseCoresAreSharedAmongTheNodesRanks) {
+  const int cores = cores_available();
+  const DeviceChoice one = choose_device(node_with(1), {});
+  EXPECT_EQ(one.threads, cores);
+  const bool bound = cores < static_cast<int>(std::thread::hardware_concurrency());
+  // Many more ranks than cores: never fewer than one thread (a bound process keeps its cores).
+  EXPECT_EQ(choose_device(node_with(cores * 4), {}).threads, bound ? cores : 1);
+  if (!torch::cuda::is_available()) EXPECT_TRUE(one.device.is_cpu());
+}
+
+}  // namespace
+}  // namespace ddpt
