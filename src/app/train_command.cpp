@@ -8,6 +8,7 @@
 #include "config/parse_config.hpp"
 #include "data/synthetic_classification.hpp"
 #include "dist/make_communicator.hpp"
+#include "io/metrics_writer.hpp"
 #include "models/make_model.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
@@ -68,13 +69,28 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
                trainer.engine().reducer().buckets().size(), config.ddp.first_bucket_mb,
                config.ddp.bucket_mb);
   spdlog::info("  optimizer       : {} lr {}", config.optim.type, config.optim.lr);
-  const TrainSummary summary = trainer.run();
+  std::unique_ptr<MetricsWriter> metrics;
+  const std::string metrics_path = config.run.dir + "/metrics.h5";
+  if (rank0) {
+    RunDescription run;
+    run.version = ddptrain_version();
+    run.world_size = comm->size();
+    run.nodes = job.topology.node_count;
+    run.device = job.device.device.str();
+    run.backend = comm->backend_name();
+    run.config = config.resolved_text;
+    metrics = std::make_unique<MetricsWriter>(metrics_path, run);
+  }
+  const TrainSummary summary = trainer.run([&](const StepRecord& record) {
+    if (metrics) metrics->append(record);
+  });
   spdlog::info(
       "done: {} steps in {:.2f} s; {:.0f} samples/s after {} warm-up steps; final loss "
       "{:.5f}",
       summary.steps, summary.seconds, summary.steady_samples_per_s, summary.warmup_steps,
       summary.records.empty() ? 0.0 : summary.records.back().loss);
-  spdlog::info("outputs: {}/log.txt, {}/config.cfg", config.run.dir, config.run.dir);
+  spdlog::info("outputs: {} (h5py-readable metrics), {}/log.txt, {}/config.cfg", metrics_path,
+               config.run.dir, config.run.dir);
   return 0;
 }
 

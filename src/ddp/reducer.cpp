@@ -4,6 +4,8 @@
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <cmath>
+
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -151,6 +153,15 @@ void Reducer::finalize_backward() {
     if (!param.grad().is_same(slots_[i].view)) param.mutable_grad() = slots_[i].view;
   }
   sync_ = false;
+}
+
+double Reducer::gradient_norm() const {
+  torch::NoGradGuard no_grad;
+  double squares = 0;
+  for (const auto& bucket : buckets_) {
+    squares += bucket.buffer.to(torch::kDouble).square().sum().item<double>();
+  }
+  return std::sqrt(squares);
 }
 
 void Reducer::zero_grad() {

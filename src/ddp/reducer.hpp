@@ -51,6 +51,10 @@ class Reducer {
   // Zeroes every gradient in place (one fill per bucket); gradients stay bucket views.
   void zero_grad();
 
+  // L2 norm of all gradients (after finalize_backward: the same on every rank). Synchronises
+  // with the device; call it at log steps, not every step.
+  double gradient_norm() const;
+
   const std::vector<BucketSpec>& buckets() const { return plan_; }
   const ReducerTrace& last_trace() const { return trace_; }
 

@@ -72,7 +72,7 @@ double Trainer::train_step(int64_t step) {
   return step_loss.item<double>();
 }
 
-TrainSummary Trainer::run() {
+TrainSummary Trainer::run(const std::function<void(const StepRecord&)>& on_record) {
   TrainSummary summary;
   summary.steps = config_.train.steps;
   summary.warmup_steps = std::min(kMaxWarmupSteps, summary.steps / 5);
@@ -104,7 +104,10 @@ TrainSummary Trainer::run() {
     record.step_time_s = seconds / interval_steps;
     record.samples_per_s = global_batch * interval_steps / seconds;
     record.comm_wait_s = interval_wait / interval_steps;
+    record.lr = optimizer_->param_groups().front().options().get_lr();
+    record.grad_norm = engine_->reducer().gradient_norm();
     summary.records.push_back(record);
+    if (on_record) on_record(record);
     spdlog::info(
         "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
         "comm wait {:.2f} ms",

@@ -2,6 +2,7 @@
 // engine (gradients averaged on the last micro-step), optimizer step, progress from rank 0.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct StepRecord {
   int64_t step = 0;  // 1-based: the number of optimizer steps done
   int64_t epoch = 0;
   double loss = 0;           // mean over all ranks and micro-steps
+  double lr = 0;             // learning rate of the last step
+  double grad_norm = 0;      // global L2 norm of the averaged gradients of the last step
   double samples_per_s = 0;  // global, over the interval since the previous record
   double step_time_s = 0;    // mean over the interval
   double comm_wait_s = 0;    // mean time per step spent waiting for gradient all-reduces
@@ -34,8 +37,9 @@ class Trainer {
  public:
   // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
   Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data);
-  // Collective: runs train.steps optimizer steps.
-  TrainSummary run();
+  // Collective: runs train.steps optimizer steps. `on_record` (if set) sees every record as it
+  // is made (rank 0 writes them to metrics.h5).
+  TrainSummary run(const std::function<void(const StepRecord&)>& on_record = {});
 
   DataParallel& engine() { return *engine_; }
 

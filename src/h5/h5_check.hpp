@@ -1,0 +1,33 @@
+// Checked HDF5 calls: a negative return becomes an H5Error carrying the call, file:line, rank,
+// host and every message on HDF5's error stack (innermost first).
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+
+#include "util/error.hpp"
+
+namespace ddpt {
+
+// A file that cannot be read or written as expected: exit code 3 (bad data or checkpoint file).
+class H5Error : public Error {
+ public:
+  H5Error(const std::string& call, const std::string& stack, const char* file, int line);
+};
+
+namespace detail {
+// Stops HDF5 from printing its own error stack to stderr (we report it in H5Error instead).
+void silence_hdf5_error_printing();
+[[noreturn]] void throw_h5_error(const char* call, const char* file, int line);
+}  // namespace detail
+
+}  // namespace ddpt
+
+// Evaluates `call` once; returns its value (an hid_t or herr_t) when it is not negative.
+#define DDPT_CHECK_H5(call)                                                             \
+  ([&]() {                                                                              \
+    const auto ddpt_h5_result_ = (call);                                                \
+    if (ddpt_h5_result_ < 0) ::ddpt::detail::throw_h5_error(#call, __FILE__, __LINE__); \
+    return ddpt_h5_result_;                                                             \
+  }())

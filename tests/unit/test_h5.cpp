@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "h5/h5_check.hpp"
+#include "h5/h5_file.hpp"
+#include "h5/h5_series.hpp"
+
+namespace ddpt {
+namespace {
+
+class H5 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("ddptrain_h5_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(H5, SeriesAndAttributesRoundTrip) {
+  {
+    H5File file = H5File::create(path("a.h5"));
+    write_attribute(file.id(), "name", std::string("run α"));
+    write_attribute(file.id(), "world_size", int64_t{3});
+    H5Id group = create_group(file.id(), "train");
+    H5Series loss = H5Series::create(group.get(), "loss", H5Series::Type::kFloat64);
+    H5Series step = H5Series::create(group.get(), "step", H5Series::Type::kInt64);
+    for (int i = 0; i < 2500; ++i) {  // more than one chunk
+      loss.append(1.0 / (i + 1));
+      step.append(i);
+    }
+    EXPECT_EQ(loss.size(), 2500);
+  }
+  H5File file = H5File::open_read(path("a.h5"));
+  EXPECT_EQ(read_string_attribute(file.id(), "name"), "run α");
+  EXPECT_EQ(read_int_attribute(file.id(), "world_size"), 3);
+  H5Id group = open_group(file.id(), "train");
+  const auto loss = H5Series::read_all(group.get(), "loss");
+  const auto step = H5Series::read_all(group.get(), "step");
+  ASSERT_EQ(loss.size(), 2500u);
+  ASSERT_EQ(step.size(), 2500u);
+  EXPECT_DOUBLE_EQ(loss[0], 1.0);
+  EXPECT_DOUBLE_EQ(loss[2499], 1.0 / 2500);
+  EXPECT_EQ(step[1234], 1234.0);
+}
+
+TEST_F(H5, MissingAndCorruptFilesNameTheFile) {
+  try {
+    H5File::open_read(path("missing.h5"));
+    FAIL() << "no error for a missing file";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.h5"), std::string::npos);
+    EXPECT_EQ(e.code(), ExitCode::kData);
+  }
+  std::ofstream(path("text.h5")) << "not an HDF5 file\n";
+  try {
+    H5File::open_read(path("text.h5"));
+    FAIL() << "no error for a text file";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("text.h5"), std::string::npos);
+  }
+}
+
+TEST_F(H5, FailedCallCarriesTheHdf5ErrorStack) {
+  H5File file = H5File::create(path("b.h5"));
+  try {
+    open_group(file.id(), "no_such_group");
+    FAIL() << "no error for a missing group";
+  } catch (const H5Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("H5Gopen2"), std::string::npos) << message;
+    EXPECT_NE(message.find("doesn't exist"), std::string::npos) << message;
+    EXPECT_EQ(e.code(), ExitCode::kData);
+    EXPECT_FALSE(e.where().empty());
+  }
+}
+
+}  // namespace
+}  // namespace ddpt
