@@ -8,6 +8,7 @@
 #include "config/parse_config.hpp"
 #include "data/synthetic_classification.hpp"
 #include "dist/make_communicator.hpp"
+#include "io/checkpoint.hpp"
 #include "io/metrics_writer.hpp"
 #include "models/make_model.hpp"
 #include "train/trainer.hpp"
@@ -41,6 +42,13 @@ void prepare_run_dir(const Config& config, bool rank0) {
   add_log_file((std::filesystem::path(config.run.dir) / "log.txt").string());
 }
 
+// train.resume: "" for a fresh start, else the checkpoint to continue from.
+std::string checkpoint_to_resume(const Config& config) {
+  if (config.train.resume == "none") return "";
+  if (config.train.resume == "auto") return latest_checkpoint(config.run.dir);
+  return config.train.resume;
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
@@ -57,6 +65,18 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
 
   Trainer trainer(config, *comm, *model, data);  // last check of the deck against the data
 
+  TrainingState state;
+  state.params = trainer.trainable();
+  state.buffers = model->named_buffers();
+  state.optimizer = &trainer.optimizer();
+  state.optimizer_type = config.optim.type;
+  state.config = config.resolved_text;
+  int64_t resume_step = 0;
+  if (const std::string path = checkpoint_to_resume(config); !path.empty()) {
+    resume_step = load_checkpoint(path, state, comm->rank(), comm->size());
+    trainer.resume_at(resume_step);
+  }
+
   prepare_run_dir(config, rank0);  // only now is anything written
   spdlog::info("{}", describe_job(job, comm->backend_name()));
   spdlog::info("  model           : {} ({} parameters)", model->describe(),
@@ -69,6 +89,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
                trainer.engine().reducer().buckets().size(), config.ddp.first_bucket_mb,
                config.ddp.bucket_mb);
   spdlog::info("  optimizer       : {} lr {}", config.optim.type, config.optim.lr);
+  if (resume_step > 0) spdlog::info("  resumed         : at step {}", resume_step);
   std::unique_ptr<MetricsWriter> metrics;
   const std::string metrics_path = config.run.dir + "/metrics.h5";
   if (rank0) {
@@ -79,11 +100,20 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     run.device = job.device.device.str();
     run.backend = comm->backend_name();
     run.config = config.resolved_text;
-    metrics = std::make_unique<MetricsWriter>(metrics_path, run);
+    metrics = MetricsWriter::create_or_resume(metrics_path, run, resume_step);
   }
-  const TrainSummary summary = trainer.run([&](const StepRecord& record) {
+  Trainer::Callbacks callbacks;
+  callbacks.on_record = [&](const StepRecord& record) {
     if (metrics) metrics->append(record);
-  });
+  };
+  const int64_t every = config.checkpoint.every;
+  callbacks.on_step_end = [&](int64_t done) {
+    if (every == 0 || (done % every != 0 && done != config.train.steps)) return;
+    const std::string path = save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1),
+                                             state, MPI_COMM_WORLD, config.checkpoint.keep);
+    spdlog::info("checkpoint: {}", path);
+  };
+  const TrainSummary summary = trainer.run(callbacks);
   spdlog::info(
       "done: {} steps in {:.2f} s; {:.0f} samples/s after {} warm-up steps; final loss "
       "{:.5f}",

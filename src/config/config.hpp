@@ -28,10 +28,16 @@ struct ModelConfig {
 };
 
 struct TrainConfig {
-  int64_t batch_size = 32;  // samples per rank per micro-step
-  int64_t grad_accum = 1;   // micro-steps per optimizer step
-  int64_t steps = 200;      // optimizer steps
-  int64_t threads = 0;      // intra-op threads per rank; 0 = cores available / local ranks
+  int64_t batch_size = 32;      // samples per rank per micro-step
+  int64_t grad_accum = 1;       // micro-steps per optimizer step
+  int64_t steps = 200;          // optimizer steps
+  int64_t threads = 0;          // intra-op threads per rank; 0 = cores available / local ranks
+  std::string resume = "none";  // none | auto (newest in run.dir) | path of a checkpoint
+};
+
+struct CheckpointConfig {
+  int64_t every = 0;  // steps between checkpoints; 0 = none (except the final one if set)
+  int64_t keep = 3;   // newest checkpoints kept
 };
 
 struct OptimConfig {
@@ -62,6 +68,7 @@ struct Config {
   OptimConfig optim;
   DdpConfig ddp;
   LogConfig log;
+  CheckpointConfig checkpoint;
   std::string deck_path;      // the deck this came from (empty: defaults and overrides only)
   std::string resolved_text;  // the resolved deck in INI form, every option spelled out
 };

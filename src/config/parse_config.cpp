@@ -34,6 +34,8 @@ OptionTable make_table(Config& c) {
       .add("train.steps", &c.train.steps, "optimizer steps to run", at_least(1))
       .add("train.threads", &c.train.threads,
            "intra-op threads per rank; 0 = cores available / ranks on the node", at_least(0))
+      .add("train.resume", &c.train.resume,
+           "resume from: none | auto (newest complete checkpoint in run.dir) | a checkpoint file")
       .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
       .add("optim.lr", &c.optim.lr, "learning rate", positive())
       .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())
@@ -48,7 +50,12 @@ OptionTable make_table(Config& c) {
       .add("ddp.backend", &c.ddp.backend,
            "communication backend: auto (nccl on GPUs, else mpi) | mpi | nccl",
            one_of({"auto", "mpi", "nccl"}))
-      .add("log.every", &c.log.every, "steps between progress lines", at_least(1));
+      .add("log.every", &c.log.every, "steps between progress lines (and metrics.h5 rows)",
+           at_least(1))
+      .add("checkpoint.every", &c.checkpoint.every,
+           "steps between checkpoints in run.dir/checkpoints (also after the last step); 0 = none",
+           at_least(0))
+      .add("checkpoint.keep", &c.checkpoint.keep, "newest checkpoints kept", at_least(1));
   return t;
 }
 

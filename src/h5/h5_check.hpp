@@ -14,6 +14,11 @@ namespace ddpt {
 class H5Error : public Error {
  public:
   H5Error(const std::string& call, const std::string& stack, const char* file, int line);
+  // HDF5's own messages, innermost first ("data error detected by Fletcher32 checksum; ...").
+  const std::string& stack() const { return stack_; }
+
+ private:
+  std::string stack_;
 };
 
 namespace detail {

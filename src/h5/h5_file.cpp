@@ -28,6 +28,12 @@ H5File H5File::open_read(const std::string& path) {
   return H5File(H5Id(file), path);
 }
 
+H5File H5File::open_write(const std::string& path) {
+  detail::silence_hdf5_error_printing();
+  H5Id file(DDPT_CHECK_H5(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
+  return H5File(std::move(file), path);
+}
+
 void H5File::flush() {
   DDPT_CHECK_H5(H5Fflush(file_.get(), H5F_SCOPE_LOCAL));
 }

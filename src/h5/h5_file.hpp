@@ -15,8 +15,11 @@ class H5File {
   // Creates (truncates) `path`. With `comm` set, the file uses the MPI-IO driver and the call is
   // collective over `comm`; MPI_COMM_NULL opens it from this process alone.
   static H5File create(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
-  // Opens `path` read-only from this process alone; H5Error (exit 3) names the file if it fails.
+  // Opens `path` read-only from this process alone; DataError (exit 3) naming the file if it is
+  // missing or not HDF5.
   static H5File open_read(const std::string& path);
+  // Opens an existing `path` for reading and writing from this process alone.
+  static H5File open_write(const std::string& path);
 
   hid_t id() const { return file_.get(); }
   const std::string& path() const { return path_; }

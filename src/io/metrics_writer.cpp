@@ -1,6 +1,8 @@
 #include "io/metrics_writer.hpp"
 
+#include <algorithm>
 #include <ctime>
+#include <filesystem>
 
 namespace ddpt {
 namespace {
@@ -54,6 +56,28 @@ MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
   H5Series::create(eval_.get(), "step", H5Series::Type::kInt64);
   H5Series::create(eval_.get(), "loss", H5Series::Type::kFloat64);
   file_.flush();
+}
+
+MetricsWriter::MetricsWriter(H5File file, int64_t resume_step) : file_(std::move(file)) {
+  train_ = open_group(file_.id(), "train");
+  eval_ = open_group(file_.id(), "eval");
+  const std::vector<double> steps = H5Series::read_all(train_.get(), "step");
+  const auto kept = std::count_if(steps.begin(), steps.end(),
+                                  [&](double s) { return s <= static_cast<double>(resume_step); });
+  for (const auto& column : train_columns()) {
+    train_series_.push_back(H5Series::open(train_.get(), column));
+    train_series_.back().truncate(kept);
+  }
+  file_.flush();
+}
+
+std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string& path,
+                                                               const RunDescription& run,
+                                                               int64_t resume_step) {
+  if (resume_step > 0 && std::filesystem::exists(path)) {
+    return std::unique_ptr<MetricsWriter>(new MetricsWriter(H5File::open_write(path), resume_step));
+  }
+  return std::make_unique<MetricsWriter>(path, run);
 }
 
 void MetricsWriter::append(const StepRecord& record) {

@@ -3,6 +3,7 @@
 // flushed as it is written, so a running or killed job's file opens in h5py with every row.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,17 @@ class MetricsWriter {
 
   // Creates `path` (rank 0 only: it is opened from this process alone).
   MetricsWriter(const std::string& path, const RunDescription& run);
+  // A resumed run: reopens `path` if it exists, keeping the rows up to `resume_step` and dropping
+  // later ones (which the resumed run writes again); otherwise creates it.
+  static std::unique_ptr<MetricsWriter> create_or_resume(const std::string& path,
+                                                         const RunDescription& run,
+                                                         int64_t resume_step);
   // Appends one row to every /train dataset and flushes the file.
   void append(const StepRecord& record);
 
  private:
+  MetricsWriter(H5File file, int64_t resume_step);  // reopen for a resumed run
+
   H5File file_;
   H5Id train_;
   H5Id eval_;

@@ -41,15 +41,14 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       sampler_(sampler_spec(config, comm, data.size())) {
   model_.to(comm_.device());
   model_.train(true);
-  std::vector<NamedTensor> trainable;
   for (auto& p : model_.named_parameters()) {
-    if (p.tensor.requires_grad()) trainable.push_back(p);
+    if (p.tensor.requires_grad()) trainable_.push_back(p);
   }
   DataParallelOptions options;
   options.bucket_mb = config.ddp.bucket_mb;
   options.first_bucket_mb = config.ddp.first_bucket_mb;
-  engine_ = std::make_unique<DataParallel>(trainable, model_.named_buffers(), comm_, options);
-  optimizer_ = make_optimizer(config.optim, tensors_of(trainable));
+  engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
+  optimizer_ = make_optimizer(config.optim, tensors_of(trainable_));
 }
 
 double Trainer::train_step(int64_t step) {
@@ -72,12 +71,13 @@ double Trainer::train_step(int64_t step) {
   return step_loss.item<double>();
 }
 
-TrainSummary Trainer::run(const std::function<void(const StepRecord&)>& on_record) {
+TrainSummary Trainer::run(const Callbacks& callbacks) {
   TrainSummary summary;
-  summary.steps = config_.train.steps;
+  const int64_t last_step = config_.train.steps;
+  summary.steps = std::max<int64_t>(0, last_step - start_step_);
   summary.warmup_steps = std::min(kMaxWarmupSteps, summary.steps / 5);
   const double global_batch = static_cast<double>(sampler_.global_batch());
-  const int steps_width = static_cast<int>(std::to_string(summary.steps).size());
+  const int steps_width = static_cast<int>(std::to_string(last_step).size());
 
   Stopwatch total;
   Stopwatch interval;
@@ -85,13 +85,14 @@ TrainSummary Trainer::run(const std::function<void(const StepRecord&)>& on_recor
   double interval_wait = 0;
   int64_t interval_steps = 0;
   double interval_loss = 0;
-  for (int64_t step = 0; step < summary.steps; ++step) {
-    if (step == summary.warmup_steps) steady.reset();
+  for (int64_t step = start_step_; step < last_step; ++step) {
+    if (step - start_step_ == summary.warmup_steps) steady.reset();
     interval_loss += train_step(step);
     interval_wait += engine_->reducer().last_trace().wait_seconds;
     ++interval_steps;
     const int64_t done = step + 1;
-    if (done % config_.log.every != 0 && done != summary.steps) continue;
+    if (callbacks.on_step_end) callbacks.on_step_end(done);
+    if (done % config_.log.every != 0 && done != last_step) continue;
 
     // The loss line is global: mean over ranks (one small collective per log interval).
     torch::Tensor loss = torch::tensor({interval_loss / interval_steps}, torch::kDouble);
@@ -107,11 +108,11 @@ TrainSummary Trainer::run(const std::function<void(const StepRecord&)>& on_recor
     record.lr = optimizer_->param_groups().front().options().get_lr();
     record.grad_norm = engine_->reducer().gradient_norm();
     summary.records.push_back(record);
-    if (on_record) on_record(record);
+    if (callbacks.on_record) callbacks.on_record(record);
     spdlog::info(
         "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
         "comm wait {:.2f} ms",
-        done, steps_width, summary.steps, record.epoch, record.loss, record.samples_per_s,
+        done, steps_width, last_step, record.epoch, record.loss, record.samples_per_s,
         record.step_time_s * 1e3, record.comm_wait_s * 1e3);
     interval.reset();
     interval_wait = 0;
@@ -120,7 +121,8 @@ TrainSummary Trainer::run(const std::function<void(const StepRecord&)>& on_recor
   }
   summary.seconds = total.seconds();
   const int64_t steady_steps = summary.steps - summary.warmup_steps;
-  summary.steady_samples_per_s = global_batch * steady_steps / steady.seconds();
+  summary.steady_samples_per_s =
+      steady_steps > 0 ? global_batch * steady_steps / steady.seconds() : 0.0;
   return summary;
 }
 

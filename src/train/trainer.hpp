@@ -37,11 +37,19 @@ class Trainer {
  public:
   // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
   Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data);
-  // Collective: runs train.steps optimizer steps. `on_record` (if set) sees every record as it
-  // is made (rank 0 writes them to metrics.h5).
-  TrainSummary run(const std::function<void(const StepRecord&)>& on_record = {});
+  struct Callbacks {
+    std::function<void(const StepRecord&)> on_record;     // each progress record (metrics.h5)
+    std::function<void(int64_t steps_done)> on_step_end;  // after each optimizer step (checkpoints)
+  };
+  // Collective: runs optimizer steps from the start step up to train.steps.
+  TrainSummary run(const Callbacks& callbacks = {});
+  // Continue from a checkpoint: `steps_done` optimizer steps are behind us.
+  void resume_at(int64_t steps_done) { start_step_ = steps_done; }
 
   DataParallel& engine() { return *engine_; }
+  torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  const std::vector<NamedTensor>& trainable() const { return trainable_; }
+  int64_t epoch_of(int64_t step) const { return sampler_.epoch_of(step); }
 
  private:
   double train_step(int64_t step);  // returns this rank's loss for the step
@@ -52,7 +60,9 @@ class Trainer {
   const Dataset& data_;
   DistributedSampler sampler_;
   std::unique_ptr<DataParallel> engine_;
+  std::vector<NamedTensor> trainable_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  int64_t start_step_ = 0;
 };
 
 }  // namespace ddpt

@@ -48,6 +48,11 @@ int main(int argc, char** argv) {
     listeners.Append(new RankFailurePrinter(rank));
   }
   int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  // A filter that matches nothing must not pass silently (a renamed test would stop running).
+  if (testing::UnitTest::GetInstance()->test_to_run_count() == 0) {
+    if (rank == 0) std::fprintf(stderr, "no test matched the filter\n");
+    failed = 1;
+  }
   int failed_anywhere = 0;
   MPI_Allreduce(&failed, &failed_anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();

@@ -1,0 +1,29 @@
+// Tensors as HDF5 datasets, with the Fletcher32 checksum filter on every dataset.
+//
+// In a file opened with the MPI-IO driver, dataset creation and writes are collective: every
+// rank calls these functions for the same names in the same order (HDF5's parallel rule). Filtered
+// datasets can only be written collectively, so for a replicated tensor every rank calls H5Dwrite
+// with a collective transfer, the writer selecting the whole tensor and the others nothing.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "h5/h5_id.hpp"
+
+namespace ddpt {
+
+// Collective (MPI-IO file): dataset `name` under `parent` with `tensor`'s shape and dtype
+// (float32, float64, int64, uint8); only ranks with `writer` set contribute data.
+void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& tensor, bool writer);
+// Collective (MPI-IO file): dataset `name` of shape [rows, row.numel()]; this rank writes `row`
+// into row `index`. For per-rank state (RNG).
+void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, int64_t index,
+               int64_t rows);
+// Reads the whole dataset (independently, by this rank alone). Checksum errors and missing
+// objects raise H5Error naming the object.
+torch::Tensor read_tensor(hid_t parent, const std::string& name);
+bool has_object(hid_t parent, const std::string& name);
+
+}  // namespace ddpt

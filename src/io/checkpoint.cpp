@@ -1,0 +1,194 @@
+#include "io/checkpoint.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+
+#include "h5/h5_check.hpp"
+#include "h5/h5_file.hpp"
+#include "h5/h5_tensor.hpp"
+#include "train/optimizer_state.hpp"
+#include "util/check.hpp"
+#include "util/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpt {
+namespace {
+
+std::string checkpoint_name(int64_t step) {
+  return fmt::format("step_{:08d}.h5", step);
+}
+
+// HDF5 names cannot hold '/'; parameter names use '.', which is fine as it is.
+void write_group(hid_t file, const std::string& group_name, const std::vector<NamedTensor>& tensors,
+                 bool writer) {
+  H5Id group = create_group(file, group_name);
+  for (const auto& t : tensors) write_tensor(group.get(), t.name, t.tensor, writer);
+}
+
+// Optimizer state names are "param/field": one subgroup per parameter.
+void write_optimizer(hid_t file, const TrainingState& state, bool writer) {
+  H5Id group = create_group(file, "optimizer");
+  write_attribute(group.get(), "type", state.optimizer_type);
+  std::string current;
+  H5Id sub;
+  for (const auto& t : export_optimizer_state(*state.optimizer, state.params)) {
+    const auto slash = t.name.rfind('/');
+    const std::string param = t.name.substr(0, slash);
+    if (param != current) {
+      sub = create_group(group.get(), param);
+      current = param;
+    }
+    write_tensor(sub.get(), t.name.substr(slash + 1), t.tensor, writer);
+  }
+}
+
+torch::Tensor rng_state_bytes() {
+  return at::detail::getDefaultCPUGenerator().get_state();
+}
+
+void prune(const fs::path& dir, int64_t keep) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".h5")
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < files.size(); ++i) fs::remove(files[i]);
+}
+
+void point_latest_at(const fs::path& dir, const std::string& name) {
+  const fs::path link = dir / "latest";
+  const fs::path staging = dir / ".latest.tmp";
+  fs::remove(staging);
+  fs::create_symlink(name, staging);
+  fs::rename(staging, link);  // rename(2) replaces the old link atomically
+}
+
+}  // namespace
+
+std::string model_signature(const TrainingState& state) {
+  std::string signature;
+  auto add = [&](const std::vector<NamedTensor>& tensors) {
+    for (const auto& t : tensors) {
+      signature += fmt::format("{}:{}:{};", t.name, fmt::join(t.tensor.sizes(), "x"),
+                               c10::toString(t.tensor.scalar_type()));
+    }
+  };
+  add(state.params);
+  add(state.buffers);
+  return signature;
+}
+
+std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
+                            const TrainingState& state, MPI_Comm comm, int64_t keep) {
+  int rank = 0;
+  int size = 1;
+  DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
+  const fs::path dir = fs::path(run_dir) / "checkpoints";
+  if (rank == 0) fs::create_directories(dir);
+  DDPT_CHECK_MPI(MPI_Barrier(comm));  // the directory exists before anyone opens the file
+
+  const std::string name = checkpoint_name(step);
+  const fs::path staging = dir / ("." + name + ".tmp");
+  {
+    H5File file = H5File::create(staging.string(), comm);
+    const hid_t root = file.id();
+    const bool writer = rank == 0;
+    write_attribute(root, "format_version", kCheckpointFormatVersion);
+    write_attribute(root, "step", step);
+    write_attribute(root, "epoch", epoch);
+    write_attribute(root, "world_size", static_cast<int64_t>(size));
+    write_attribute(root, "model_signature", model_signature(state));
+    write_attribute(root, "config", state.config);
+    write_group(root, "model", state.params, writer);
+    write_group(root, "buffers", state.buffers, writer);
+    write_optimizer(root, state, writer);
+    H5Id rng = create_group(root, "rng");
+    write_row(rng.get(), "torch_cpu", rng_state_bytes(), rank, size);
+    H5Id data = create_group(root, "data");
+    write_attribute(data.get(), "epoch", epoch);
+    write_attribute(data.get(), "step", step);      // the sampler's position follows from the step
+    write_attribute(root, "complete", int64_t{1});  // last: only a finished file says so
+  }                                                 // collective close
+  DDPT_CHECK_MPI(MPI_Barrier(comm));
+  if (rank == 0) {
+    fs::rename(staging, dir / name);
+    point_latest_at(dir, name);
+    prune(dir, keep);
+  }
+  DDPT_CHECK_MPI(MPI_Barrier(comm));
+  return (dir / name).string();
+}
+
+int64_t load_checkpoint(const std::string& path, const TrainingState& state, int rank,
+                        int world_size) {
+  H5File file = [&] {
+    try {
+      return H5File::open_read(path);
+    } catch (const DataError& e) {
+      throw DataError(std::string("checkpoint ") + e.what());  // "checkpoint 'x.h5': no such file"
+    }
+  }();
+  try {
+    const hid_t root = file.id();
+    if (!has_object(root, "model") || read_int_attribute(root, "complete") != 1) {
+      throw DataError("incomplete checkpoint");
+    }
+    const std::string signature = read_string_attribute(root, "model_signature");
+    if (signature != model_signature(state)) {
+      throw DataError("written for another model (model_signature differs: file has '" +
+                      signature.substr(0, 120) + "...')");
+    }
+    torch::NoGradGuard no_grad;
+    auto load_group = [&](const std::string& group_name, const std::vector<NamedTensor>& tensors) {
+      H5Id group = open_group(root, group_name);
+      for (const auto& t : tensors) {
+        t.tensor.copy_(read_tensor(group.get(), t.name).view_as(t.tensor));
+      }
+    };
+    load_group("model", state.params);
+    load_group("buffers", state.buffers);
+    H5Id optimizer = open_group(root, "optimizer");
+    const std::string type = read_string_attribute(optimizer.get(), "type");
+    if (type != state.optimizer_type) {
+      throw DataError("/optimizer was written by " + type + ", this run uses " +
+                      state.optimizer_type);
+    }
+    import_optimizer_state(*state.optimizer, state.params, [&](const std::string& name) {
+      const auto slash = name.rfind('/');
+      const std::string param = name.substr(0, slash);
+      if (!has_object(optimizer.get(), param)) return torch::Tensor();
+      H5Id sub = open_group(optimizer.get(), param);
+      const std::string field = name.substr(slash + 1);
+      return has_object(sub.get(), field) ? read_tensor(sub.get(), field) : torch::Tensor();
+    });
+    // Per-rank RNG: restored when the world size is unchanged; otherwise each rank keeps the
+    // generator its seed gave it (documented: resharded runs reseed per-rank randomness).
+    if (read_int_attribute(root, "world_size") == world_size) {
+      H5Id rng = open_group(root, "rng");
+      const torch::Tensor rows = read_tensor(rng.get(), "torch_cpu");
+      at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to it
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(rows[rank].clone());
+    }
+    return read_int_attribute(root, "step");
+  } catch (const Error& e) {
+    throw DataError("checkpoint '" + path + "': " + e.what());
+  }
+}
+
+std::string latest_checkpoint(const std::string& run_dir) {
+  const fs::path link = fs::path(run_dir) / "checkpoints" / "latest";
+  std::error_code ec;
+  if (!fs::exists(link, ec)) return "";
+  return fs::canonical(link, ec).string();
+}
+
+}  // namespace ddpt

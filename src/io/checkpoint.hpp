@@ -1,0 +1,47 @@
+// Checkpoints: run.dir/checkpoints/step_XXXXXXXX.h5 (DESIGN.md, "Checkpoint").
+//
+// Written collectively through the MPI-IO driver: every rank creates the same objects in the same
+// order; replicated tensors (model, buffers, optimizer state) come from rank 0, per-rank state
+// (the RNG) from each rank into its own row. Every dataset carries the Fletcher32 checksum. The
+// file is written under a temporary name, closed, renamed, and only then does checkpoints/latest
+// (a symbolic link) move to it, atomically: a reader never sees a half-written checkpoint.
+#pragma once
+
+#include <mpi.h>
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "util/named_tensor.hpp"
+
+namespace ddpt {
+
+constexpr int64_t kCheckpointFormatVersion = 1;
+
+// What a checkpoint holds, by reference to the live objects it is saved from or loaded into.
+struct TrainingState {
+  std::vector<NamedTensor> params;   // trainable parameters, registration order
+  std::vector<NamedTensor> buffers;  // model buffers
+  torch::optim::Optimizer* optimizer = nullptr;
+  std::string optimizer_type;  // "sgd" | "adamw": a checkpoint loads only into the same kind
+  std::string config;          // the resolved deck, for the record
+};
+
+// "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.
+std::string model_signature(const TrainingState& state);
+
+// Collective over `comm`. Writes the checkpoint of `step` (optimizer steps done) and keeps the
+// `keep` newest. Returns the final path.
+std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
+                            const TrainingState& state, MPI_Comm comm, int64_t keep);
+
+// Every rank: loads `path` into `state` and returns the step it was written at. Any problem
+// (missing object, checksum, other model) is a DataError naming the file and the object.
+int64_t load_checkpoint(const std::string& path, const TrainingState& state, int rank,
+                        int world_size);
+
+// The newest complete checkpoint in run.dir ("" if none): where checkpoints/latest points.
+std::string latest_checkpoint(const std::string& run_dir);
+
+}  // namespace ddpt

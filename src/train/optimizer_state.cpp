@@ -1,0 +1,83 @@
+#include "train/optimizer_state.hpp"
+
+#include <type_traits>
+
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+// LibTorch 1.x keys optimizer state by the parameter's TensorImpl address as a string; 2.x by the
+// address itself. Either way the key comes from the live parameter.
+template <class StateMap>
+typename StateMap::key_type state_key(const StateMap& /*state*/, const torch::Tensor& param) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    return c10::guts::to_string(param.unsafeGetTensorImpl());
+  } else {
+    return static_cast<Key>(param.unsafeGetTensorImpl());
+  }
+}
+
+torch::Tensor step_tensor(int64_t step) {
+  return torch::tensor({step}, torch::kLong);
+}
+
+}  // namespace
+
+std::vector<NamedTensor> export_optimizer_state(torch::optim::Optimizer& optimizer,
+                                                const std::vector<NamedTensor>& params) {
+  std::vector<NamedTensor> out;
+  auto& state = optimizer.state();
+  for (const auto& p : params) {
+    const auto found = state.find(state_key(state, p.tensor));
+    if (found == state.end()) continue;
+    if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(found->second.get())) {
+      out.push_back({p.name + "/step", step_tensor(adamw->step())});
+      out.push_back({p.name + "/exp_avg", adamw->exp_avg()});
+      out.push_back({p.name + "/exp_avg_sq", adamw->exp_avg_sq()});
+    } else if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(found->second.get())) {
+      if (sgd->momentum_buffer().defined()) {
+        out.push_back({p.name + "/momentum_buffer", sgd->momentum_buffer()});
+      }
+    } else {
+      throw Error("optimizer state of an unknown kind for '" + p.name + "'", ExitCode::kInternal,
+                  true);
+    }
+  }
+  return out;
+}
+
+void import_optimizer_state(torch::optim::Optimizer& optimizer,
+                            const std::vector<NamedTensor>& params,
+                            const std::function<torch::Tensor(const std::string&)>& read) {
+  auto& state = optimizer.state();
+  state.clear();
+  const bool adamw = dynamic_cast<torch::optim::AdamW*>(&optimizer) != nullptr;
+  for (const auto& p : params) {
+    auto field = [&](const std::string& name) {
+      torch::Tensor t = read(p.name + "/" + name);
+      return t.defined() ? t.to(p.tensor.device()).view_as(p.tensor).clone() : t;
+    };
+    if (adamw) {
+      const torch::Tensor step = read(p.name + "/step");
+      if (!step.defined()) continue;  // no state yet for this parameter
+      auto s = std::make_unique<torch::optim::AdamWParamState>();
+      s->step(step.view({-1})[0].item<int64_t>());
+      s->exp_avg(field("exp_avg"));
+      s->exp_avg_sq(field("exp_avg_sq"));
+      if (!s->exp_avg().defined() || !s->exp_avg_sq().defined()) {
+        throw DataError("optimizer state of '" + p.name + "' is incomplete (AdamW moments)");
+      }
+      state[state_key(state, p.tensor)] = std::move(s);
+    } else {
+      const torch::Tensor momentum = field("momentum_buffer");
+      if (!momentum.defined()) continue;
+      auto s = std::make_unique<torch::optim::SGDParamState>();
+      s->momentum_buffer(momentum);
+      state[state_key(state, p.tensor)] = std::move(s);
+    }
+  }
+}
+
+}  // namespace ddpt

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# train.resume = auto continues a run from its newest checkpoint (and its metrics.h5 keeps every
+# row); a checkpoint with a flipped byte is refused with exit code 3, a one-line message naming
+# the file and the object, and nothing written. Usage: resume_and_corruption.sh MPIEXEC DDPTRAIN DECK
+set -u
+mpiexec=$1
+ddptrain=$2
+deck=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fail() { echo "FAIL: $*"; exit 1; }
+common=(--run.dir="$work/run" --log.every=5 --checkpoint.every=5)
+
+"$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" "${common[@]}" --train.steps=10 \
+  >"$work/first.txt" || fail "first run"
+"$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" "${common[@]}" --train.steps=20 \
+  --train.resume=auto >"$work/second.txt" || fail "resumed run"
+grep -q "resumed *: at step 10" "$work/second.txt" || fail "resume=auto did not pick step 10"
+steps=$(/usr/bin/python3 -c "import h5py; print(list(h5py.File('$work/run/metrics.h5')['train/step'][:]))")
+[[ $steps == "[5, 10, 15, 20]" ]] || fail "metrics.h5 steps after resume: $steps"
+[[ $(readlink "$work/run/checkpoints/latest") == step_00000020.h5 ]] || fail "latest link"
+
+/usr/bin/python3 - "$work/run/checkpoints/step_00000020.h5" "$work/flipped.h5" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[len(data) * 2 // 3] ^= 0x5A  # inside the tensor data (metadata sits at both ends)
+open(sys.argv[2], "wb").write(data)
+PY
+err=$("$ddptrain" train "$deck" --run.dir="$work/other" --train.resume="$work/flipped.h5" 2>&1 >/dev/null)
+rc=$?
+[[ $rc -eq 3 ]] || fail "flipped checkpoint: exit code $rc, expected 3 ($err)"
+[[ $err == *flipped.h5*dataset*Fletcher32* ]] || fail "message does not name file, object and checksum: $err"
+[[ $(printf '%s\n' "$err" | grep -c .) -eq 1 ]] || fail "message is not one line: $err"
+[[ ! -e "$work/other" ]] || fail "run.dir was created for a refused checkpoint"
+echo "ok: $err"
+echo "resume and corruption checks passed"
