@@ -18,16 +18,6 @@
 namespace ddpt {
 namespace {
 
-SyntheticClassificationSpec dataset_spec(const Config& config) {
-  SyntheticClassificationSpec spec;
-  spec.samples = config.data.samples;
-  spec.features = config.data.features;
-  spec.classes = config.data.classes;
-  spec.teacher_hidden = config.data.teacher_hidden;
-  spec.seed = config.run.seed;
-  return spec;
-}
-
 // Rank 0 creates run.dir with the resolved deck and starts log.txt there.
 void prepare_run_dir(const Config& config, bool rank0) {
   if (!rank0) return;
@@ -59,7 +49,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD);
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
-  const SyntheticClassification data(dataset_spec(config));
+  const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   std::unique_ptr<Model> model =
       make_model(config.model, config.data.features, config.data.classes);
 

@@ -5,6 +5,16 @@
 
 namespace ddpt {
 
+SyntheticClassificationSpec synthetic_spec_of(const DataConfig& data, int64_t seed) {
+  SyntheticClassificationSpec spec;
+  spec.samples = data.samples;
+  spec.features = data.features;
+  spec.classes = data.classes;
+  spec.teacher_hidden = data.teacher_hidden;
+  spec.seed = seed;
+  return spec;
+}
+
 SyntheticClassification::SyntheticClassification(const SyntheticClassificationSpec& spec)
     : spec_(spec) {
   torch::NoGradGuard no_grad;

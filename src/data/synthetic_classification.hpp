@@ -3,6 +3,7 @@
 // is identical on every rank and for every rank count.
 #pragma once
 
+#include "config/config.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {
@@ -14,6 +15,9 @@ struct SyntheticClassificationSpec {
   int64_t teacher_hidden = 64;
   int64_t seed = 1234;
 };
+
+// The spec a deck describes ([data] and run.seed).
+SyntheticClassificationSpec synthetic_spec_of(const DataConfig& data, int64_t seed);
 
 class SyntheticClassification final : public Dataset {
  public:

@@ -43,12 +43,7 @@ struct RunResult {
 RunResult run(const Config& config, int64_t every, const std::string& resume) {
   MpiComm comm(MPI_COMM_WORLD);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
-  SyntheticClassificationSpec spec;
-  spec.samples = config.data.samples;
-  spec.features = config.data.features;
-  spec.classes = config.data.classes;
-  spec.seed = config.run.seed;
-  const SyntheticClassification data(spec);
+  const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
   Trainer trainer(config, comm, *model, data);
   TrainingState state{trainer.trainable(), model->named_buffers(), &trainer.optimizer(),

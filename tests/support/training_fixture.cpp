@@ -34,13 +34,7 @@ Config small_config(const std::string& optimizer) {
 std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm) {
   MpiComm communicator(comm);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
-  SyntheticClassificationSpec spec;
-  spec.samples = config.data.samples;
-  spec.features = config.data.features;
-  spec.classes = config.data.classes;
-  spec.teacher_hidden = config.data.teacher_hidden;
-  spec.seed = config.run.seed;
-  const SyntheticClassification data(spec);
+  const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
   Trainer trainer(config, communicator, *model, data);
   trainer.run();
