@@ -72,9 +72,10 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   spdlog::info("  model           : {} ({} parameters)", model->describe(),
                parameter_count(*model));
   spdlog::info("  data            : {}", data.describe());
-  spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step",
-               config.train.batch_size, config.train.grad_accum, comm->size(),
-               config.train.batch_size * config.train.grad_accum * comm->size());
+  const int64_t batch = per_rank_batch(config.train, comm->size());
+  spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step", batch,
+               config.train.grad_accum, comm->size(),
+               batch * config.train.grad_accum * comm->size());
   spdlog::info("  buckets         : {} (first {} MiB, then {} MiB)",
                trainer.engine().reducer().buckets().size(), config.ddp.first_bucket_mb,
                config.ddp.bucket_mb);

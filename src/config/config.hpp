@@ -28,10 +28,11 @@ struct ModelConfig {
 };
 
 struct TrainConfig {
-  int64_t batch_size = 32;      // samples per rank per micro-step
-  int64_t grad_accum = 1;       // micro-steps per optimizer step
-  int64_t steps = 200;          // optimizer steps
-  int64_t threads = 0;          // intra-op threads per rank; 0 = cores available / local ranks
+  int64_t batch_size = 32;   // samples per rank per micro-step
+  int64_t global_batch = 0;  // if > 0: samples per optimizer step over all ranks (sets batch_size)
+  int64_t grad_accum = 1;    // micro-steps per optimizer step
+  int64_t steps = 200;       // optimizer steps
+  int64_t threads = 0;       // intra-op threads per rank; 0 = cores available / local ranks
   std::string resume = "none";  // none | auto (newest in run.dir) | path of a checkpoint
 };
 

@@ -28,6 +28,11 @@ OptionTable make_table(Config& c) {
       .add("model.hidden", &c.model.hidden, "MLP hidden layer widths, comma separated")
       .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
       .add("train.batch_size", &c.train.batch_size, "samples per rank per micro-step", at_least(1))
+      .add("train.global_batch", &c.train.global_batch,
+           "samples per optimizer step over all ranks; if set, batch_size = global_batch / "
+           "(ranks x grad_accum), which must divide evenly (keeps a run the same on any rank "
+           "count); 0 = use batch_size",
+           at_least(0))
       .add("train.grad_accum", &c.train.grad_accum,
            "micro-steps per optimizer step (gradients are communicated on the last one only)",
            at_least(1))

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "train/optimizer.hpp"
+#include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
 
@@ -23,7 +24,7 @@ std::vector<torch::Tensor> tensors_of(const std::vector<NamedTensor>& named) {
 SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t dataset_size) {
   SamplerSpec spec;
   spec.dataset_size = dataset_size;
-  spec.batch_size = config.train.batch_size;
+  spec.batch_size = per_rank_batch(config.train, comm.size());
   spec.grad_accum = config.train.grad_accum;
   spec.world_size = comm.size();
   spec.rank = comm.rank();
@@ -32,6 +33,17 @@ SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t
 }
 
 }  // namespace
+
+int64_t per_rank_batch(const TrainConfig& train, int world_size) {
+  if (train.global_batch == 0) return train.batch_size;
+  const int64_t shares = static_cast<int64_t>(world_size) * train.grad_accum;
+  if (train.global_batch % shares != 0) {
+    throw ConfigError("train.global_batch = " + std::to_string(train.global_batch) +
+                      " does not divide evenly over " + std::to_string(world_size) + " ranks x " +
+                      std::to_string(train.grad_accum) + " micro-steps");
+  }
+  return train.global_batch / shares;
+}
 
 Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data)
     : config_(config),

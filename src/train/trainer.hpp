@@ -14,6 +14,10 @@
 
 namespace ddpt {
 
+// Samples per rank per micro-step: train.batch_size, or train.global_batch split over ranks and
+// micro-steps (ConfigError if it does not divide evenly).
+int64_t per_rank_batch(const TrainConfig& train, int world_size);
+
 struct StepRecord {
   int64_t step = 0;  // 1-based: the number of optimizer steps done
   int64_t epoch = 0;
