@@ -13,6 +13,7 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi);
 
 int train_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int info_command(const std::vector<std::string>& args, MpiEnv& mpi);
+int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi);
 
 // The top-level error policy (STYLE rule 3): prints and returns the exit code, or aborts the job.
 int report_error(const std::exception& error, MpiEnv* mpi);

@@ -19,6 +19,8 @@ std::string usage() {
          "commands:\n"
          "  train DECK [--section.key=value ...]  train as the deck says; overrides win\n"
          "  info [DECK] [--section.key=value ...]  print MPI, ranks, nodes, devices, threads\n"
+         "  inspect FILE                          summarise a metrics.h5 or checkpoint file\n"
+         "                                        (verifies checkpoint checksums; exit 3 if bad)\n"
          "\n"
          "  -h, --help      this text and every deck option\n"
          "  -V, --version   the version\n"
@@ -51,7 +53,9 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   }
   if (command == "train") return train_command(rest, mpi);
   if (command == "info") return info_command(rest, mpi);
-  throw ConfigError("unknown command '" + command + "' (commands: train, info; see --help)");
+  if (command == "inspect") return inspect_command(rest, mpi);
+  throw ConfigError("unknown command '" + command +
+                    "' (commands: train, info, inspect; see --help)");
 }
 
 }  // namespace ddpt

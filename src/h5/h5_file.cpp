@@ -90,6 +90,20 @@ std::string read_string_attribute(hid_t object, const std::string& name) {
   return value;
 }
 
+bool has_attribute(hid_t object, const std::string& name) {
+  return DDPT_CHECK_H5(H5Aexists(object, name.c_str())) > 0;
+}
+
+std::vector<std::string> list_members(hid_t group) {
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+  };
+  DDPT_CHECK_H5(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names));
+  return names;
+}
+
 int64_t read_int_attribute(hid_t object, const std::string& name) {
   H5Id attribute(DDPT_CHECK_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
   int64_t value = 0;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "h5/h5_id.hpp"
 
@@ -41,6 +42,9 @@ void write_attribute(hid_t object, const std::string& name, const std::string& v
 void write_attribute(hid_t object, const std::string& name, int64_t value);
 void write_attribute(hid_t object, const std::string& name, double value);
 std::string read_string_attribute(hid_t object, const std::string& name);
+bool has_attribute(hid_t object, const std::string& name);
+// Names of the links in a file or group, in name order.
+std::vector<std::string> list_members(hid_t group);
 int64_t read_int_attribute(hid_t object, const std::string& name);
 
 }  // namespace ddpt

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # train.resume = auto continues a run from its newest checkpoint (and its metrics.h5 keeps every
 # row); a checkpoint with a flipped byte is refused with exit code 3, a one-line message naming
-# the file and the object, and nothing written. Usage: resume_and_corruption.sh MPIEXEC DDPTRAIN DECK
+# the file and the object, and nothing written; `ddptrain inspect` summarises the good files and
+# exits 3 on the damaged one. Usage: resume_and_corruption.sh MPIEXEC DDPTRAIN DECK
 set -u
 mpiexec=$1
 ddptrain=$2
@@ -34,4 +35,13 @@ rc=$?
 [[ $(printf '%s\n' "$err" | grep -c .) -eq 1 ]] || fail "message is not one line: $err"
 [[ ! -e "$work/other" ]] || fail "run.dir was created for a refused checkpoint"
 echo "ok: $err"
+
+# inspect: a readable summary of good files, exit 3 for the damaged one.
+"$ddptrain" inspect "$work/run/checkpoints/latest" >"$work/inspect.txt" || fail "inspect of a good checkpoint"
+grep -q "step 20, epoch 0, written by 2 rank" "$work/inspect.txt" || fail "inspect: $(head -3 "$work/inspect.txt")"
+grep -q "checksums verified" "$work/inspect.txt" || fail "inspect did not verify checksums"
+"$ddptrain" inspect "$work/run/metrics.h5" | grep -q "/train: 4 rows, steps 5..20" || fail "inspect of metrics.h5"
+"$ddptrain" inspect "$work/flipped.h5" >/dev/null 2>&1
+rc=$?
+[[ $rc -eq 3 ]] || fail "inspect of a damaged checkpoint: exit code $rc, expected 3"
 echo "resume and corruption checks passed"

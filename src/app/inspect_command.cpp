@@ -1,0 +1,100 @@
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "h5/h5_file.hpp"
+#include "h5/h5_series.hpp"
+#include "h5/h5_tensor.hpp"
+#include "io/metrics_writer.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+// Reads every dataset under `group` (recursively), which verifies its checksum, and prints one
+// line per tensor. Returns the number of values.
+int64_t describe_tensors(hid_t group, const std::string& prefix, std::ostream& out) {
+  int64_t values = 0;
+  for (const auto& name : list_members(group)) {
+    H5O_info_t info{};
+    if (H5Oget_info_by_name(group, name.c_str(), &info, H5P_DEFAULT) < 0) continue;
+    if (info.type == H5O_TYPE_GROUP) {
+      H5Id sub = open_group(group, name);
+      values += describe_tensors(sub.get(), prefix + name + "/", out);
+    } else if (info.type == H5O_TYPE_DATASET) {
+      const torch::Tensor t = read_tensor(group, name);
+      out << fmt::format("    {:<40} [{}] {}\n", prefix + name, fmt::join(t.sizes(), ", "),
+                         c10::toString(t.scalar_type()));
+      values += t.numel();
+    }
+  }
+  return values;
+}
+
+void inspect_checkpoint(const H5File& file, std::ostream& out) {
+  const hid_t root = file.id();
+  out << fmt::format("{}: ddptrain checkpoint (format {}), {}\n", file.path(),
+                     read_int_attribute(root, "format_version"),
+                     has_attribute(root, "complete") ? "complete" : "INCOMPLETE");
+  out << fmt::format("  step {}, epoch {}, written by {} rank(s)\n",
+                     read_int_attribute(root, "step"), read_int_attribute(root, "epoch"),
+                     read_int_attribute(root, "world_size"));
+  for (const char* group : {"model", "buffers", "optimizer", "rng"}) {
+    if (!has_object(root, group)) continue;
+    H5Id g = open_group(root, group);
+    out << fmt::format("  /{}\n", group);
+    const int64_t values = describe_tensors(g.get(), "", out);
+    out << fmt::format("    ({} values, checksums verified)\n", values);
+  }
+}
+
+void inspect_metrics(const H5File& file, std::ostream& out) {
+  const hid_t root = file.id();
+  out << fmt::format(
+      "{}: ddptrain metrics, ddptrain {}, {} rank(s) on {} node(s), {} / {}, "
+      "created {}\n",
+      file.path(), read_string_attribute(root, "ddptrain_version"),
+      read_int_attribute(root, "world_size"), read_int_attribute(root, "nodes"),
+      read_string_attribute(root, "device"), read_string_attribute(root, "backend"),
+      read_string_attribute(root, "created"));
+  H5Id train = open_group(root, "train");
+  std::vector<std::vector<double>> columns;
+  for (const auto& name : MetricsWriter::train_columns()) {
+    columns.push_back(H5Series::read_all(train.get(), name));
+  }
+  const size_t rows = columns.front().size();
+  out << fmt::format("  /train: {} rows", rows);
+  if (rows == 0) {
+    out << "\n";
+    return;
+  }
+  out << fmt::format(", steps {}..{}\n  last row:", columns[0].front(), columns[0].back());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    out << fmt::format(" {} {:.6g}", MetricsWriter::train_columns()[c], columns[c].back());
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi) {
+  if (args.size() != 1) throw ConfigError("usage: ddptrain inspect FILE");
+  if (mpi.world_rank() != 0) return 0;  // one process reads and reports
+  const std::string& path = args[0];
+  H5File file = H5File::open_read(path);
+  try {
+    if (has_attribute(file.id(), "model_signature")) {
+      inspect_checkpoint(file, std::cout);
+    } else if (has_object(file.id(), "train")) {
+      inspect_metrics(file, std::cout);
+    } else {
+      throw DataError("not a ddptrain metrics or checkpoint file");
+    }
+  } catch (const Error& e) {
+    throw DataError("'" + path + "': " + e.what(), /*collective=*/false);
+  }
+  return 0;
+}
+
+}  // namespace ddpt
