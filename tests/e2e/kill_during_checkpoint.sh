@@ -3,13 +3,8 @@
 # complete checkpoint, which loads, and train.resume = auto continues from it.
 # Usage: kill_during_checkpoint.sh MPIEXEC DDPTRAIN DECK
 set -u
-mpiexec=$1
-ddptrain=$2
-deck=$3
-work=$(mktemp -d)
+source "$(dirname "$0")/common.sh"
 trap 'pkill -9 -f "run.dir=$work/run" 2>/dev/null; rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fail() { echo "FAIL: $*"; exit 1; }
 # A model of ~8.5M parameters: with AdamW state each checkpoint is ~100 MB, so its write is long
 # enough to be caught in the middle.
 args=(train "$deck" --run.dir="$work/run" --model.hidden=2048,2048,2048

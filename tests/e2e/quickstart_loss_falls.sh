@@ -3,12 +3,7 @@
 # the resolved deck, the log and a metrics.h5 that h5dump and h5py read back as printed.
 # Usage: quickstart_loss_falls.sh MPIEXEC DDPTRAIN DECK
 set -eu
-mpiexec=$1
-ddptrain=$2
-deck=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/common.sh"
 "$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" --run.dir="$work/run" | tee "$work/out.txt"
 first=$(grep -m1 -oP '^step\s+\d+/\d+.*?loss \K[0-9.]+' "$work/out.txt")
 last=$(grep -oP '^step\s+\d+/\d+.*?loss \K[0-9.]+' "$work/out.txt" | tail -1)

@@ -4,12 +4,7 @@
 # and the step. Compared with h5py on the final checkpoints (a reader ddptrain did not write).
 # Usage: resharded_resume.sh MPIEXEC DDPTRAIN DECK
 set -eu
-mpiexec=$1
-ddptrain=$2
-deck=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/common.sh"
 common=(--train.global_batch=48 --train.steps=20 --checkpoint.every=10 --log.every=10)
 
 "$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" "${common[@]}" \

@@ -4,13 +4,7 @@
 # the file and the object, and nothing written; `ddptrain inspect` summarises the good files and
 # exits 3 on the damaged one. Usage: resume_and_corruption.sh MPIEXEC DDPTRAIN DECK
 set -u
-mpiexec=$1
-ddptrain=$2
-deck=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/common.sh"
 common=(--run.dir="$work/run" --log.every=5 --checkpoint.every=5)
 
 "$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" "${common[@]}" --train.steps=10 \
