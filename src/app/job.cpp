@@ -20,11 +20,11 @@ std::string ddptrain_version() {
 Job set_up_job(const Config& config) {
   Job job;
   job.topology = Topology::detect(MPI_COMM_WORLD);
-  const LaunchEnvironment env = read_launch_environment();
+  job.launch = read_launch_environment();
   ThreadHints hints;
   hints.requested = config.train.threads;
-  hints.omp_num_threads = env.omp_num_threads;
-  hints.slurm_cpus_per_task = env.slurm_cpus_per_task;
+  hints.omp_num_threads = job.launch.omp_num_threads;
+  hints.slurm_cpus_per_task = job.launch.slurm_cpus_per_task;
   job.device = choose_device(job.topology, hints);
   apply_device_choice(job.device);
   return job;
@@ -35,7 +35,7 @@ std::string describe_job(const Job& job, const std::string& backend) {
   const std::string per_node = t.uniform()
                                    ? std::to_string(t.local_size)
                                    : fmt::format("{}..{}", t.min_local_size, t.max_local_size);
-  const LaunchEnvironment env = read_launch_environment();
+  const LaunchEnvironment& env = job.launch;
   std::string text;
   text += fmt::format("ddptrain {}\n", ddptrain_version());
   text += fmt::format("  launcher        : {}{}\n", env.launcher,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "config/environment.hpp"
 #include "dist/device.hpp"
 #include "dist/mpi_env.hpp"
 #include "dist/topology.hpp"
@@ -14,6 +15,7 @@ namespace ddpt {
 struct Job {
   Topology topology;
   DeviceChoice device;
+  LaunchEnvironment launch;  // read once, here
 };
 
 // Collective over MPI_COMM_WORLD: detects the topology, chooses and applies the device.
