@@ -8,7 +8,10 @@ python3-matplotlib (/usr/bin/python3).
 metrics.h5 layout (see DESIGN.md): root attributes ddptrain_version, created, world_size, nodes,
 device, backend, config (the resolved deck); /train holds equal-length 1-D datasets step, epoch,
 loss, lr, grad_norm, samples_per_s, step_time_s, comm_wait_s (one row per log interval);
-/eval holds step, loss. Open it with h5py.File(path, "r") while the job runs or after.
+/eval holds step, loss and the task's metrics (accuracy; perplexity for token data), one row per
+evaluation. The writer keeps the file in SWMR mode, so open it with
+h5py.File(path, "r", swmr=True): that works while the job runs, after it ends, and after it was
+killed (a plain open works only after a clean end).
 """
 import argparse
 import os
@@ -29,8 +32,9 @@ def metrics_path(run: str) -> str:
 
 
 def load(run: str) -> dict:
-    with h5py.File(metrics_path(run), "r") as f:
+    with h5py.File(metrics_path(run), "r", swmr=True) as f:
         data = {name: f["train"][name][:] for name in f["train"]}
+        data["eval"] = {name: f["eval"][name][:] for name in f["eval"]} if "eval" in f else {}
         data["attrs"] = {k: f.attrs[k] for k in f.attrs}
     return data
 
@@ -52,6 +56,9 @@ def main() -> int:
         for name, data in runs:
             if len(data["step"]):
                 ax.plot(data["step"], data[key], label=name)
+            evals = data["eval"]
+            if key == "loss" and len(evals.get("step", [])):
+                ax.plot(evals["step"], evals["loss"], "o--", label=f"{name} (eval)")
         ax.set_xlabel("step")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
@@ -60,13 +67,16 @@ def main() -> int:
     fig.tight_layout()
     fig.savefig(args.output, dpi=110)
 
-    print(f"{'run':<32} {'ranks':>5} {'steps':>7} {'final loss':>11} {'samples/s':>10}")
+    print(f"{'run':<32} {'ranks':>5} {'steps':>7} {'final loss':>11} {'best eval':>10} "
+          f"{'samples/s':>10}")
     for name, data in runs:
         steps = int(data["step"][-1]) if len(data["step"]) else 0
         loss = float(data["loss"][-1]) if len(data["loss"]) else float("nan")
         rate = float(data["samples_per_s"][-1]) if len(data["samples_per_s"]) else float("nan")
+        eval_loss = data["eval"].get("loss", [])
+        best = float(min(eval_loss)) if len(eval_loss) else float("nan")
         print(f"{name:<32} {int(data['attrs']['world_size']):>5} {steps:>7} {loss:>11.5f} "
-              f"{rate:>10.0f}")
+              f"{best:>10.5f} {rate:>10.0f}")
     print(f"wrote {args.output}")
     return 0
 

@@ -14,6 +14,11 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int train_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int info_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi);
+int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi);
+int predict_command(const std::vector<std::string>& args, MpiEnv& mpi);
+int eval_command(const std::vector<std::string>& args, MpiEnv& mpi);
+// make-data's own options, for --help.
+std::string make_data_help();
 
 // The top-level error policy (STYLE rule 3): prints and returns the exit code, or aborts the job.
 int report_error(const std::exception& error, MpiEnv* mpi);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
 #include "h5/h5_series.hpp"
 #include "h5/h5_tensor.hpp"
@@ -49,6 +50,21 @@ void inspect_checkpoint(const H5File& file, std::ostream& out) {
   }
 }
 
+void inspect_predictions(const H5File& file, std::ostream& out) {
+  const hid_t root = file.id();
+  const H5Dataset predictions = H5Dataset::open(file, "predictions");
+  out << fmt::format("{}: ddptrain predictions ({}), {} rows x {} outputs, by {} rank(s)\n",
+                     file.path(), read_string_attribute(root, "task"), predictions.rows(),
+                     predictions.shape().size() > 1 ? predictions.shape()[1] : 1,
+                     read_int_attribute(root, "world_size"));
+  out << fmt::format("  checkpoint {} (step {})\n  input {} dataset '{}'\n",
+                     read_string_attribute(root, "checkpoint"), read_int_attribute(root, "step"),
+                     read_string_attribute(root, "input"),
+                     read_string_attribute(root, "input_dataset"));
+  const int64_t values = describe_tensors(root, "", out);
+  out << fmt::format("  ({} values, checksums verified)\n", values);
+}
+
 void inspect_metrics(const H5File& file, std::ostream& out) {
   const hid_t root = file.id();
   out << fmt::format(
@@ -74,6 +90,18 @@ void inspect_metrics(const H5File& file, std::ostream& out) {
     out << fmt::format(" {} {:.6g}", MetricsWriter::train_columns()[c], columns[c].back());
   }
   out << "\n";
+  H5Id eval = open_group(root, "eval");
+  const std::vector<std::string> eval_names = list_members(eval.get());
+  const std::vector<double> eval_steps = H5Series::read_all(eval.get(), "step");
+  out << fmt::format("  /eval: {} rows", eval_steps.size());
+  if (!eval_steps.empty()) {
+    out << fmt::format(", last at step {}:", eval_steps.back());
+    for (const auto& name : eval_names) {
+      if (name == "step") continue;
+      out << fmt::format(" {} {:.6g}", name, H5Series::read_all(eval.get(), name).back());
+    }
+  }
+  out << "\n";
 }
 
 }  // namespace
@@ -84,12 +112,14 @@ int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const std::string& path = args[0];
   H5File file = H5File::open_read(path);
   try {
-    if (has_attribute(file.id(), "model_signature")) {
+    if (has_object(file.id(), "predictions")) {
+      inspect_predictions(file, std::cout);
+    } else if (has_attribute(file.id(), "model_signature")) {
       inspect_checkpoint(file, std::cout);
     } else if (has_object(file.id(), "train")) {
       inspect_metrics(file, std::cout);
     } else {
-      throw DataError("not a ddptrain metrics or checkpoint file");
+      throw DataError("not a ddptrain metrics, checkpoint or predictions file");
     }
   } catch (const Error& e) {
     throw DataError("'" + path + "': " + e.what(), /*collective=*/false);

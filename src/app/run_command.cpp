@@ -19,8 +19,18 @@ std::string usage() {
          "commands:\n"
          "  train DECK [--section.key=value ...]  train as the deck says; overrides win\n"
          "  info [DECK] [--section.key=value ...]  print MPI, ranks, nodes, devices, threads\n"
-         "  inspect FILE                          summarise a metrics.h5 or checkpoint file\n"
-         "                                        (verifies checkpoint checksums; exit 3 if bad)\n"
+         "  eval DECK --checkpoint PATH [--input DATA.h5]\n"
+         "                                        loss and metrics of a checkpoint on the deck's\n"
+         "                                        validation data (else its training data) or on\n"
+         "                                        DATA.h5; all ranks share the rows\n"
+         "  predict DECK --checkpoint PATH --input IN.h5 --output OUT.h5\n"
+         "                                        model outputs for every row of IN.h5 (dataset\n"
+         "                                        data.inputs) into OUT.h5 /predictions, in input\n"
+         "                                        order; all ranks share the rows\n"
+         "  make-data KIND --output FILE [...]    write a synthetic classification, regression or\n"
+         "                                        tokens dataset as HDF5 (see make-data --help)\n"
+         "  inspect FILE                          summarise a metrics, checkpoint or predictions\n"
+         "                                        file (verifies checksums; exit 3 if damaged)\n"
          "\n"
          "  -h, --help      this text and every deck option\n"
          "  -V, --version   the version\n"
@@ -47,6 +57,10 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     if (rank0) std::cout << "ddptrain " << ddptrain_version() << "\n";
     return 0;
   }
+  if (command == "make-data" && wants_help(rest)) {
+    if (rank0) std::cout << make_data_help();
+    return 0;
+  }
   if (command == "-h" || command == "--help" || wants_help(rest)) {
     if (rank0) std::cout << usage() << "\n" << options_help();
     return 0;
@@ -54,8 +68,11 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (command == "train") return train_command(rest, mpi);
   if (command == "info") return info_command(rest, mpi);
   if (command == "inspect") return inspect_command(rest, mpi);
+  if (command == "eval") return eval_command(rest, mpi);
+  if (command == "predict") return predict_command(rest, mpi);
+  if (command == "make-data") return make_data_command(rest, mpi);
   throw ConfigError("unknown command '" + command +
-                    "' (commands: train, info, inspect; see --help)");
+                    "' (commands: train, eval, predict, make-data, info, inspect; see --help)");
 }
 
 }  // namespace ddpt

@@ -6,11 +6,12 @@
 #include "app/commands.hpp"
 #include "app/job.hpp"
 #include "config/parse_config.hpp"
-#include "data/synthetic_classification.hpp"
+#include "data/make_datasets.hpp"
 #include "dist/make_communicator.hpp"
 #include "io/checkpoint.hpp"
 #include "io/metrics_writer.hpp"
 #include "models/make_model.hpp"
+#include "train/evaluate.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -39,6 +40,19 @@ std::string checkpoint_to_resume(const Config& config) {
   return config.train.resume;
 }
 
+// Evaluation needs validation data: a deck that asks for it without naming any is wrong.
+void check_validation_split(const Config& config, const DataSplits& data) {
+  if (data.val) return;
+  const char* wanted = config.eval.every > 0         ? "eval.every"
+                       : config.checkpoint.keep_best ? "checkpoint.keep_best"
+                                                     : nullptr;
+  if (wanted) {
+    throw ConfigError(std::string("option '") + wanted +
+                      "' needs validation data: set data.val_fraction, or name validation "
+                      "datasets (data.val_inputs/val_targets, data.val_tokens)");
+  }
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
@@ -49,11 +63,12 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD);
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
-  const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
-  std::unique_ptr<Model> model =
-      make_model(config.model, config.data.features, config.data.classes);
+  const DataSplits data = make_datasets(config.data, config.run.seed);
+  check_validation_split(config, data);
+  const DatasetInfo info = data.train->info();
+  std::unique_ptr<Model> model = make_model(config.model, info);
 
-  Trainer trainer(config, *comm, *model, data);  // last check of the deck against the data
+  Trainer trainer(config, *comm, *model, *data.train);  // last check of the deck against the data
 
   TrainingState state;
   state.params = trainer.trainable();
@@ -71,7 +86,8 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   spdlog::info("{}", describe_job(job, comm->backend_name()));
   spdlog::info("  model           : {} ({} parameters)", model->describe(),
                parameter_count(*model));
-  spdlog::info("  data            : {}", data.describe());
+  spdlog::info("  data            : {}", data.train->describe());
+  if (data.val) spdlog::info("  validation      : {}", data.val->describe());
   const int64_t batch = per_rank_batch(config.train, comm->size());
   spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step", batch,
                config.train.grad_accum, comm->size(),
@@ -91,17 +107,33 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     run.device = job.device.device.str();
     run.backend = comm->backend_name();
     run.config = config.resolved_text;
+    run.task = info.task;
     metrics = MetricsWriter::create_or_resume(metrics_path, run, resume_step);
   }
   Trainer::Callbacks callbacks;
   callbacks.on_record = [&](const StepRecord& record) {
     if (metrics) metrics->append(record);
   };
+  const int64_t eval_batch = config.eval.batch_size > 0 ? config.eval.batch_size : batch;
+  std::optional<EvalResult> best_eval;
+  auto run_eval = [&](int64_t done) {
+    const EvalResult result = evaluate(*model, *data.val, *comm, eval_batch);
+    if (metrics) metrics->append_eval(done, result);
+    if (!best_eval || result.loss < best_eval->loss) best_eval = result;
+    spdlog::info("eval at step {}: {} ({} samples)", done, describe_eval(result, info.task),
+                 result.samples);
+    return result;
+  };
   const int64_t every = config.checkpoint.every;
   callbacks.on_step_end = [&](int64_t done) {
-    if (every == 0 || (done % every != 0 && done != config.train.steps)) return;
+    const bool checkpoint_due = every > 0 && (done % every == 0 || done == config.train.steps);
+    const bool eval_due = (config.eval.every > 0 && done % config.eval.every == 0) ||
+                          (checkpoint_due && config.checkpoint.keep_best);
+    std::optional<double> eval_loss;
+    if (eval_due) eval_loss = run_eval(done).loss;
+    if (!checkpoint_due) return;
     const std::string path = save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1),
-                                             state, MPI_COMM_WORLD, config.checkpoint.keep);
+                                             state, MPI_COMM_WORLD, config.checkpoint, eval_loss);
     spdlog::info("checkpoint: {}", path);
   };
   const TrainSummary summary = trainer.run(callbacks);
@@ -110,6 +142,9 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       "{:.5f}",
       summary.steps, summary.seconds, summary.steady_samples_per_s, summary.warmup_steps,
       summary.records.empty() ? 0.0 : summary.records.back().loss);
+  if (best_eval) {
+    spdlog::info("best eval: {}", describe_eval(*best_eval, info.task));
+  }
   spdlog::info("outputs: {} (h5py-readable metrics), {}/log.txt, {}/config.cfg", metrics_path,
                config.run.dir, config.run.dir);
   return 0;

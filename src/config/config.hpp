@@ -14,11 +14,22 @@ struct RunConfig {
 };
 
 struct DataConfig {
-  std::string type = "synthetic";  // synthetic: inputs ~ N(0,1), labels from a teacher network
-  int64_t samples = 16384;         // dataset size
-  int64_t features = 256;          // input width
-  int64_t classes = 10;            // number of labels
-  int64_t teacher_hidden = 64;     // hidden width of the teacher that labels the data
+  std::string type = "synthetic";  // synthetic | hdf5 (inputs + targets arrays) | tokens
+  int64_t samples = 16384;         // synthetic: dataset size
+  int64_t features = 256;          // synthetic: input width
+  int64_t classes = 10;            // labels (hdf5: unless the targets carry a `classes` attribute)
+  int64_t teacher_hidden = 64;     // synthetic: hidden width of the teacher that labels the data
+  std::string path;                // hdf5, tokens: the HDF5 file
+  std::string inputs = "inputs";   // hdf5: dataset names in data.path
+  std::string targets = "targets";
+  std::string val_inputs;  // hdf5: validation datasets (empty: none, or data.val_fraction)
+  std::string val_targets;
+  std::string tokens = "tokens";  // tokens: the 1-D token id array, and its validation part
+  std::string val_tokens;
+  int64_t block = 64;         // tokens: window length (context)
+  int64_t stride = 0;         // tokens: offset between windows; 0 = block (disjoint windows)
+  int64_t vocab = 0;          // tokens: vocabulary size if the file has no `vocab` attribute
+  double val_fraction = 0.0;  // the last fraction of the rows held out for validation
 };
 
 struct ModelConfig {
@@ -37,8 +48,14 @@ struct TrainConfig {
 };
 
 struct CheckpointConfig {
-  int64_t every = 0;  // steps between checkpoints; 0 = none (except the final one if set)
-  int64_t keep = 3;   // newest checkpoints kept
+  int64_t every = 0;       // steps between checkpoints; 0 = none (except the final one if set)
+  int64_t keep = 3;        // newest checkpoints kept
+  bool keep_best = false;  // also keep the checkpoint with the lowest validation loss
+};
+
+struct EvalConfig {
+  int64_t every = 0;       // steps between evaluations on the validation split; 0 = none
+  int64_t batch_size = 0;  // samples per rank per evaluation batch; 0 = train.batch_size
 };
 
 struct OptimConfig {
@@ -70,6 +87,7 @@ struct Config {
   DdpConfig ddp;
   LogConfig log;
   CheckpointConfig checkpoint;
+  EvalConfig eval;
   std::string deck_path;      // the deck this came from (empty: defaults and overrides only)
   std::string resolved_text;  // the resolved deck in INI form, every option spelled out
 };

@@ -47,7 +47,7 @@ class OptionTable {
   static std::string to_text(const T& value) {
     std::ostringstream out;
     out.precision(std::numeric_limits<double>::max_digits10 - 2);
-    out << value;
+    out << std::boolalpha << value;
     return out.str();
   }
 

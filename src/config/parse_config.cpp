@@ -17,13 +17,39 @@ OptionTable make_table(Config& c) {
   OptionTable t("Options (deck: [section] key = value; command line: --section.key=value)");
   t.add("run.dir", &c.run.dir, "run directory: log.txt and config.cfg are written here")
       .add("run.seed", &c.run.seed, "seed for initialisation, data and data order")
-      .add("data.type", &c.data.type, "dataset: synthetic (teacher-labelled Gaussian inputs)",
-           one_of({"synthetic"}))
-      .add("data.samples", &c.data.samples, "number of samples in the dataset", at_least(1))
-      .add("data.features", &c.data.features, "input features per sample", at_least(1))
-      .add("data.classes", &c.data.classes, "number of classes", at_least(2))
+      .add("data.type", &c.data.type,
+           "dataset: synthetic (teacher-labelled Gaussian inputs, in memory) | hdf5 (inputs and "
+           "targets arrays in data.path, rows read on demand) | tokens (a 1-D token id array "
+           "in data.path, windows of data.block)",
+           one_of({"synthetic", "hdf5", "tokens"}))
+      .add("data.samples", &c.data.samples, "synthetic: number of samples", at_least(1))
+      .add("data.features", &c.data.features, "synthetic: input features per sample", at_least(1))
+      .add("data.classes", &c.data.classes,
+           "number of classes (hdf5: used when the targets have no 'classes' attribute)",
+           at_least(2))
       .add("data.teacher_hidden", &c.data.teacher_hidden,
-           "hidden width of the random teacher network that labels synthetic data", at_least(1))
+           "synthetic: hidden width of the random teacher network that labels the data",
+           at_least(1))
+      .add("data.path", &c.data.path, "hdf5, tokens: the HDF5 file (see `ddptrain make-data`)")
+      .add("data.inputs", &c.data.inputs, "hdf5: name of the inputs dataset [samples, ...]")
+      .add("data.targets", &c.data.targets,
+           "hdf5: name of the targets dataset: [samples] integer labels (classification) or "
+           "[samples(, k)] floats (regression)")
+      .add("data.val_inputs", &c.data.val_inputs,
+           "hdf5: validation inputs dataset; empty = none (or data.val_fraction)")
+      .add("data.val_targets", &c.data.val_targets, "hdf5: validation targets dataset")
+      .add("data.tokens", &c.data.tokens, "tokens: name of the 1-D token id dataset")
+      .add("data.val_tokens", &c.data.val_tokens,
+           "tokens: validation token dataset; empty = none (or data.val_fraction)")
+      .add("data.block", &c.data.block, "tokens: window (context) length in tokens", at_least(1))
+      .add("data.stride", &c.data.stride,
+           "tokens: tokens between window starts; 0 = data.block (disjoint windows)", at_least(0))
+      .add("data.vocab", &c.data.vocab,
+           "tokens: vocabulary size, if the token dataset has no 'vocab' attribute", at_least(0))
+      .add("data.val_fraction", &c.data.val_fraction,
+           "fraction of the rows (the last ones) held out for validation when no validation "
+           "datasets are named",
+           in_unit_interval())
       .add("model.type", &c.model.type, "model: mlp | torchscript", one_of({"mlp", "torchscript"}))
       .add("model.hidden", &c.model.hidden, "MLP hidden layer widths, comma separated")
       .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
@@ -60,7 +86,15 @@ OptionTable make_table(Config& c) {
       .add("checkpoint.every", &c.checkpoint.every,
            "steps between checkpoints in run.dir/checkpoints (also after the last step); 0 = none",
            at_least(0))
-      .add("checkpoint.keep", &c.checkpoint.keep, "newest checkpoints kept", at_least(1));
+      .add("checkpoint.keep", &c.checkpoint.keep, "newest checkpoints kept", at_least(1))
+      .add("checkpoint.keep_best", &c.checkpoint.keep_best,
+           "also keep the checkpoint with the lowest validation loss (checkpoints/best); "
+           "evaluates at every checkpoint")
+      .add("eval.every", &c.eval.every,
+           "steps between evaluations on the validation split (all ranks share it); 0 = none",
+           at_least(0))
+      .add("eval.batch_size", &c.eval.batch_size,
+           "samples per rank per evaluation batch; 0 = train.batch_size", at_least(0));
   return t;
 }
 
@@ -76,6 +110,16 @@ void check_deck_readable(const std::string& path) {
 // Boost's messages name options as '--train.batch_size'; a deck user thinks 'train.batch_size'.
 std::string describe(const po::error& e, const std::string& source) {
   return std::string(e.what()) + (source.empty() ? "" : " (in " + source + ")");
+}
+
+// Options that only make sense together.
+void check_data_options(const DataConfig& data) {
+  if (data.type != "synthetic" && data.path.empty()) {
+    throw ConfigError("option 'data.path' is required when data.type = " + data.type);
+  }
+  if (data.val_inputs.empty() != data.val_targets.empty()) {
+    throw ConfigError("options 'data.val_inputs' and 'data.val_targets' go together");
+  }
 }
 
 }  // namespace
@@ -153,6 +197,10 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   }
   table.validate();
   if (config.model.type == "mlp") parse_int_list("model.hidden", config.model.hidden);
+  check_data_options(config.data);
+  if (config.checkpoint.keep_best && config.checkpoint.every == 0) {
+    throw ConfigError("option 'checkpoint.keep_best' needs checkpoint.every > 0");
+  }
   if (config.model.type == "torchscript" && config.model.path.empty()) {
     throw ConfigError("option 'model.path' is required when model.type = torchscript");
   }

@@ -1,6 +1,4 @@
-// Synthetic classification data that a model can really learn: inputs x ~ N(0, 1) and labels
-// argmax(teacher(x)) of a random two-layer teacher network. Generated from the seed alone, so it
-// is identical on every rank and for every rank count.
+// data.type = synthetic: teacher_classification() tables held in memory (synthetic_tables.hpp).
 #pragma once
 
 #include "config/config.hpp"
@@ -24,6 +22,7 @@ class SyntheticClassification final : public Dataset {
   explicit SyntheticClassification(const SyntheticClassificationSpec& spec);
   int64_t size() const override { return inputs_.size(0); }
   Batch get(const torch::Tensor& indices) const override;
+  DatasetInfo info() const override;
   std::string describe() const override;
 
  private:

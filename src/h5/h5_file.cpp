@@ -15,12 +15,21 @@ H5File H5File::create(const std::string& path, MPI_Comm comm) {
   return H5File(std::move(file), path);
 }
 
+H5File H5File::create_for_swmr(const std::string& path) {
+  detail::silence_hdf5_error_printing();
+  H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
+  DDPT_CHECK_H5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
+  H5Id file(DDPT_CHECK_H5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get())));
+  return H5File(std::move(file), path);
+}
+
 H5File H5File::open_read(const std::string& path) {
   detail::silence_hdf5_error_printing();
   if (!std::filesystem::is_regular_file(path)) {
     throw DataError("'" + path + "': no such file");
   }
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) file = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
   if (file < 0) {
     H5Eclear2(H5E_DEFAULT);
     throw DataError("'" + path + "' is not a readable HDF5 file (truncated or corrupt?)");
@@ -28,14 +37,12 @@ H5File H5File::open_read(const std::string& path) {
   return H5File(H5Id(file), path);
 }
 
-H5File H5File::open_write(const std::string& path) {
-  detail::silence_hdf5_error_printing();
-  H5Id file(DDPT_CHECK_H5(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)));
-  return H5File(std::move(file), path);
-}
-
 void H5File::flush() {
   DDPT_CHECK_H5(H5Fflush(file_.get(), H5F_SCOPE_LOCAL));
+}
+
+void H5File::start_swmr_write() {
+  DDPT_CHECK_H5(H5Fstart_swmr_write(file_.get()));
 }
 
 H5Id create_group(hid_t parent, const std::string& name) {

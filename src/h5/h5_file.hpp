@@ -16,16 +16,21 @@ class H5File {
   // Creates (truncates) `path`. With `comm` set, the file uses the MPI-IO driver and the call is
   // collective over `comm`; MPI_COMM_NULL opens it from this process alone.
   static H5File create(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
+  // Creates (truncates) `path` from this process alone in the newest file format, ready for
+  // start_swmr_write(): a file that others read while it grows (metrics.h5).
+  static H5File create_for_swmr(const std::string& path);
   // Opens `path` read-only from this process alone; DataError (exit 3) naming the file if it is
-  // missing or not HDF5.
+  // missing or not HDF5. A file that a writer holds in SWMR mode (a running job's metrics.h5, or
+  // one whose job was killed) is opened as a single-writer/multiple-reader reader.
   static H5File open_read(const std::string& path);
-  // Opens an existing `path` for reading and writing from this process alone.
-  static H5File open_write(const std::string& path);
 
   hid_t id() const { return file_.get(); }
   const std::string& path() const { return path_; }
   // Writes buffered data to the file, so that a reader (or a killed job) sees it.
   void flush();
+  // From now on readers may open the file while this process appends to existing datasets; no
+  // new objects or attributes can be created.
+  void start_swmr_write();
 
  private:
   H5File(H5Id file, std::string path) : file_(std::move(file)), path_(std::move(path)) {}

@@ -20,25 +20,6 @@ H5Series H5Series::create(hid_t parent, const std::string& name, Type type) {
   return H5Series(std::move(dataset), type);
 }
 
-H5Series H5Series::open(hid_t parent, const std::string& name) {
-  H5Id dataset(DDPT_CHECK_H5(H5Dopen2(parent, name.c_str(), H5P_DEFAULT)));
-  H5Id file_type(DDPT_CHECK_H5(H5Dget_type(dataset.get())));
-  const Type type = H5Tget_class(file_type.get()) == H5T_INTEGER ? Type::kInt64 : Type::kFloat64;
-  H5Id space(DDPT_CHECK_H5(H5Dget_space(dataset.get())));
-  hsize_t rows = 0;
-  DDPT_CHECK_H5(H5Sget_simple_extent_dims(space.get(), &rows, nullptr));
-  H5Series series(std::move(dataset), type);
-  series.size_ = static_cast<int64_t>(rows);
-  return series;
-}
-
-void H5Series::truncate(int64_t rows) {
-  if (rows >= size_) return;
-  const hsize_t extent = static_cast<hsize_t>(rows);
-  DDPT_CHECK_H5(H5Dset_extent(dataset_.get(), &extent));
-  size_ = rows;
-}
-
 void H5Series::append(double value) {
   const hsize_t new_size = static_cast<hsize_t>(size_) + 1;
   DDPT_CHECK_H5(H5Dset_extent(dataset_.get(), &new_size));

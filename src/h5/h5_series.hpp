@@ -16,11 +16,6 @@ class H5Series {
   // Creates an empty series `name` under `parent`.
   static H5Series create(hid_t parent, const std::string& name, Type type);
 
-  // Opens existing series `name` under `parent` to append to it.
-  static H5Series open(hid_t parent, const std::string& name);
-  // Keeps the first `rows` values (a resumed run drops rows it is about to write again).
-  void truncate(int64_t rows);
-
   // Appends one value (converted to the series' type).
   void append(double value);
   int64_t size() const { return size_; }

@@ -4,39 +4,18 @@
 #include <vector>
 
 #include "h5/h5_check.hpp"
+#include "h5/h5_file.hpp"
+#include "h5/h5_types.hpp"
 
 namespace ddpt {
 namespace {
 
+// bfloat16 tensors are stored as float32 (exact) and marked with this attribute.
+constexpr const char* kTorchDtypeAttribute = "torch_dtype";
+
 // Chunks of at most this size: HDF5 chunks must stay under 4 GiB, and smaller chunks bound the
 // memory a reader needs for one checksum verification.
 constexpr int64_t kMaxChunkBytes = int64_t{16} << 20;
-
-hid_t memory_type_of(torch::ScalarType type) {
-  switch (type) {
-    case torch::kFloat:
-      return H5T_NATIVE_FLOAT;
-    case torch::kDouble:
-      return H5T_NATIVE_DOUBLE;
-    case torch::kLong:
-      return H5T_NATIVE_INT64;
-    case torch::kByte:
-      return H5T_NATIVE_UINT8;
-    default:
-      throw Error(std::string("HDF5: cannot store tensors of dtype ") + c10::toString(type),
-                  ExitCode::kInternal, true);
-  }
-}
-
-torch::ScalarType tensor_type_of(hid_t file_type, const std::string& name) {
-  const H5T_class_t type_class = H5Tget_class(file_type);
-  const size_t size = H5Tget_size(file_type);
-  if (type_class == H5T_FLOAT && size == 4) return torch::kFloat;
-  if (type_class == H5T_FLOAT && size == 8) return torch::kDouble;
-  if (type_class == H5T_INTEGER && size == 8) return torch::kLong;
-  if (type_class == H5T_INTEGER && size == 1) return torch::kByte;
-  throw DataError("dataset '" + name + "' has a type ddptrain does not read");
-}
 
 // Shape as HDF5 wants it; 0-d tensors are stored as 1 element (chunked data needs rank >= 1).
 std::vector<hsize_t> dims_of(const torch::Tensor& t) {
@@ -75,8 +54,10 @@ H5Id transfer_properties(hid_t dataset) {
 }  // namespace
 
 void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& tensor, bool writer) {
-  const torch::Tensor data = tensor.detach().cpu().contiguous();
-  const hid_t type = memory_type_of(data.scalar_type());
+  const bool bf16 = tensor.scalar_type() == torch::kBFloat16;
+  const torch::Tensor data =
+      (bf16 ? tensor.detach().to(torch::kFloat) : tensor.detach()).cpu().contiguous();
+  const hid_t type = h5_memory_type(data.scalar_type());
   const std::vector<hsize_t> dims = dims_of(data);
   H5Id dataset = create_checksummed(parent, name, type, dims, data.element_size());
   H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset.get())));
@@ -89,12 +70,13 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
   const H5Id transfer = transfer_properties(dataset.get());
   DDPT_CHECK_H5(H5Dwrite(dataset.get(), type, memory_space.get(), file_space.get(), transfer.get(),
                          data.data_ptr()));
+  if (bf16) write_attribute(dataset.get(), kTorchDtypeAttribute, std::string("bfloat16"));
 }
 
 void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, int64_t index,
                int64_t rows) {
   const torch::Tensor data = row.detach().cpu().contiguous().view({-1});
-  const hid_t type = memory_type_of(data.scalar_type());
+  const hid_t type = h5_memory_type(data.scalar_type());
   const std::vector<hsize_t> dims{static_cast<hsize_t>(rows), static_cast<hsize_t>(data.numel())};
   H5Id dataset = create_checksummed(parent, name, type, dims, data.element_size());
   H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset.get())));
@@ -112,7 +94,12 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   if (!has_object(parent, name)) throw DataError("object '" + name + "' is missing");
   H5Id dataset(DDPT_CHECK_H5(H5Dopen2(parent, name.c_str(), H5P_DEFAULT)));
   H5Id file_type(DDPT_CHECK_H5(H5Dget_type(dataset.get())));
-  const torch::ScalarType dtype = tensor_type_of(file_type.get(), name);
+  const std::optional<torch::ScalarType> read_type = tensor_type_for(file_type.get());
+  if (!read_type) {
+    throw DataError("dataset '" + name + "' is " + describe_h5_type(file_type.get()) +
+                    ", which ddptrain does not read");
+  }
+  const torch::ScalarType dtype = *read_type;
   H5Id space(DDPT_CHECK_H5(H5Dget_space(dataset.get())));
   const int rank = DDPT_CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
@@ -121,7 +108,7 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   torch::Tensor out = torch::empty(shape, torch::TensorOptions().dtype(dtype));
   if (out.numel() > 0) {
     try {
-      DDPT_CHECK_H5(H5Dread(dataset.get(), memory_type_of(dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+      DDPT_CHECK_H5(H5Dread(dataset.get(), h5_memory_type(dtype), H5S_ALL, H5S_ALL, H5P_DEFAULT,
                             out.data_ptr()));
     } catch (const H5Error& e) {
       // Name the object: "dataset '/model/2.weight': data error detected by Fletcher32 ...".
@@ -130,6 +117,10 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
       full_name.resize(length > 0 ? static_cast<size_t>(std::min<ssize_t>(length, 255)) : 0);
       throw DataError("dataset '" + (full_name.empty() ? name : full_name) + "': " + e.stack());
     }
+  }
+  if (has_attribute(dataset.get(), kTorchDtypeAttribute) &&
+      read_string_attribute(dataset.get(), kTorchDtypeAttribute) == "bfloat16") {
+    return out.to(torch::kBFloat16);
   }
   return out;
 }

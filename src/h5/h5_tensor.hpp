@@ -15,7 +15,8 @@
 namespace ddpt {
 
 // Collective (MPI-IO file): dataset `name` under `parent` with `tensor`'s shape and dtype
-// (float32, float64, int64, uint8); only ranks with `writer` set contribute data.
+// (float32, float64, int32, int64, uint8; bfloat16 as float32, see h5_types.hpp); only ranks with
+// `writer` set contribute data.
 void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& tensor, bool writer);
 // Collective (MPI-IO file): dataset `name` of shape [rows, row.numel()]; this rank writes `row`
 // into row `index`. For per-rank state (RNG).

@@ -19,6 +19,9 @@ namespace fs = std::filesystem;
 namespace ddpt {
 namespace {
 
+// Validation loss at the checkpoint's step, when the run evaluates (checkpoint.keep_best).
+constexpr const char* kEvalLossAttribute = "eval_loss";
+
 std::string checkpoint_name(int64_t step) {
   return fmt::format("step_{:08d}.h5", step);
 }
@@ -51,20 +54,56 @@ torch::Tensor rng_state_bytes() {
   return at::detail::getDefaultCPUGenerator().get_state();
 }
 
-void prune(const fs::path& dir, int64_t keep) {
+std::vector<fs::path> checkpoint_files(const fs::path& dir) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".h5")
       files.push_back(entry.path());
   }
-  std::sort(files.begin(), files.end());
-  for (size_t i = 0; i + static_cast<size_t>(keep) < files.size(); ++i) fs::remove(files[i]);
+  std::sort(files.begin(), files.end());  // zero-padded steps: name order is step order
+  return files;
 }
 
-void point_latest_at(const fs::path& dir, const std::string& name) {
-  const fs::path link = dir / "latest";
-  const fs::path staging = dir / ".latest.tmp";
+// The checkpoint with the lowest eval_loss attribute among `files` (empty path if none has one).
+fs::path best_of(const std::vector<fs::path>& files) {
+  fs::path best;
+  double best_loss = 0;
+  for (const auto& file : files) {
+    try {
+      const H5File f = H5File::open_read(file.string());
+      if (!has_attribute(f.id(), kEvalLossAttribute)) continue;
+      H5Id attribute(DDPT_CHECK_H5(H5Aopen(f.id(), kEvalLossAttribute, H5P_DEFAULT)));
+      double loss = 0;
+      DDPT_CHECK_H5(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &loss));
+      if (best.empty() || loss < best_loss) {
+        best = file;
+        best_loss = loss;
+      }
+    } catch (const Error&) {
+      // A damaged older checkpoint cannot be the best; pruning treats it like any other.
+    }
+  }
+  return best;
+}
+
+void point_link_at(const fs::path& dir, const std::string& link_name, const std::string& name);
+
+// Keeps the `keep` newest checkpoints, and with keep_best the one with the lowest validation loss
+// (checkpoints/best points at it).
+void prune(const fs::path& dir, const CheckpointConfig& retention) {
+  const std::vector<fs::path> files = checkpoint_files(dir);
+  const fs::path best = retention.keep_best ? best_of(files) : fs::path();
+  if (!best.empty()) point_link_at(dir, "best", best.filename().string());
+  const size_t keep = static_cast<size_t>(retention.keep);
+  for (size_t i = 0; i + keep < files.size(); ++i) {
+    if (files[i] != best) fs::remove(files[i]);
+  }
+}
+
+void point_link_at(const fs::path& dir, const std::string& link_name, const std::string& name) {
+  const fs::path link = dir / link_name;
+  const fs::path staging = dir / ("." + link_name + ".tmp");
   fs::remove(staging);
   fs::create_symlink(name, staging);
   fs::rename(staging, link);  // rename(2) replaces the old link atomically
@@ -86,7 +125,8 @@ std::string model_signature(const TrainingState& state) {
 }
 
 std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
-                            const TrainingState& state, MPI_Comm comm, int64_t keep) {
+                            const TrainingState& state, MPI_Comm comm,
+                            const CheckpointConfig& retention, std::optional<double> eval_loss) {
   int rank = 0;
   int size = 1;
   DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -107,6 +147,7 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
     write_attribute(root, "world_size", static_cast<int64_t>(size));
     write_attribute(root, "model_signature", model_signature(state));
     write_attribute(root, "config", state.config);
+    if (eval_loss) write_attribute(root, kEvalLossAttribute, *eval_loss);
     write_group(root, "model", state.params, writer);
     write_group(root, "buffers", state.buffers, writer);
     write_optimizer(root, state, writer);
@@ -120,41 +161,68 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
   DDPT_CHECK_MPI(MPI_Barrier(comm));
   if (rank == 0) {
     fs::rename(staging, dir / name);
-    point_latest_at(dir, name);
-    prune(dir, keep);
+    point_link_at(dir, "latest", name);
+    prune(dir, retention);
   }
   DDPT_CHECK_MPI(MPI_Barrier(comm));
   return (dir / name).string();
 }
 
+namespace {
+
+H5File open_checkpoint(const std::string& path) {
+  try {
+    return H5File::open_read(path);
+  } catch (const DataError& e) {
+    throw DataError(std::string("checkpoint ") + e.what());  // "checkpoint 'x.h5': no such file"
+  }
+}
+
+// Checks that `root` is a complete checkpoint of this model and loads /model and /buffers.
+void load_weights(hid_t root, const TrainingState& state) {
+  if (!has_object(root, "model") || !has_attribute(root, "complete") ||
+      read_int_attribute(root, "complete") != 1) {
+    throw DataError("incomplete checkpoint");
+  }
+  const std::string signature = read_string_attribute(root, "model_signature");
+  if (signature != model_signature(state)) {
+    throw DataError("written for another model (model_signature differs: file has '" +
+                    signature.substr(0, 120) + "...')");
+  }
+  torch::NoGradGuard no_grad;
+  auto load_group = [&](const std::string& group_name, const std::vector<NamedTensor>& tensors) {
+    H5Id group = open_group(root, group_name);
+    for (const auto& t : tensors) {
+      t.tensor.copy_(read_tensor(group.get(), t.name).view_as(t.tensor));
+    }
+  };
+  load_group("model", state.params);
+  load_group("buffers", state.buffers);
+}
+
+}  // namespace
+
+int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
+                           const std::vector<NamedTensor>& buffers) {
+  const H5File file = open_checkpoint(path);
+  try {
+    TrainingState state;
+    state.params = params;
+    state.buffers = buffers;
+    load_weights(file.id(), state);
+    return read_int_attribute(file.id(), "step");
+  } catch (const Error& e) {
+    throw DataError("checkpoint '" + path + "': " + e.what());
+  }
+}
+
 int64_t load_checkpoint(const std::string& path, const TrainingState& state, int rank,
                         int world_size) {
-  H5File file = [&] {
-    try {
-      return H5File::open_read(path);
-    } catch (const DataError& e) {
-      throw DataError(std::string("checkpoint ") + e.what());  // "checkpoint 'x.h5': no such file"
-    }
-  }();
+  const H5File file = open_checkpoint(path);
   try {
     const hid_t root = file.id();
-    if (!has_object(root, "model") || read_int_attribute(root, "complete") != 1) {
-      throw DataError("incomplete checkpoint");
-    }
-    const std::string signature = read_string_attribute(root, "model_signature");
-    if (signature != model_signature(state)) {
-      throw DataError("written for another model (model_signature differs: file has '" +
-                      signature.substr(0, 120) + "...')");
-    }
+    load_weights(root, state);
     torch::NoGradGuard no_grad;
-    auto load_group = [&](const std::string& group_name, const std::vector<NamedTensor>& tensors) {
-      H5Id group = open_group(root, group_name);
-      for (const auto& t : tensors) {
-        t.tensor.copy_(read_tensor(group.get(), t.name).view_as(t.tensor));
-      }
-    };
-    load_group("model", state.params);
-    load_group("buffers", state.buffers);
     H5Id optimizer = open_group(root, "optimizer");
     const std::string type = read_string_attribute(optimizer.get(), "type");
     if (type != state.optimizer_type) {

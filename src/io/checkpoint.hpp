@@ -10,9 +10,11 @@
 #include <mpi.h>
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "config/config.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
@@ -31,15 +33,24 @@ struct TrainingState {
 // "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.
 std::string model_signature(const TrainingState& state);
 
-// Collective over `comm`. Writes the checkpoint of `step` (optimizer steps done) and keeps the
-// `keep` newest. Returns the final path.
+// Collective over `comm`. Writes the checkpoint of `step` (optimizer steps done), with the
+// validation loss at that step if given, then keeps the retention.keep newest (and with
+// retention.keep_best the one with the lowest validation loss, linked as checkpoints/best).
+// Returns the final path.
 std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
-                            const TrainingState& state, MPI_Comm comm, int64_t keep);
+                            const TrainingState& state, MPI_Comm comm,
+                            const CheckpointConfig& retention,
+                            std::optional<double> eval_loss = std::nullopt);
 
 // Every rank: loads `path` into `state` and returns the step it was written at. Any problem
 // (missing object, checksum, other model) is a DataError naming the file and the object.
 int64_t load_checkpoint(const std::string& path, const TrainingState& state, int rank,
                         int world_size);
+
+// Every rank: loads only the model (parameters and buffers) of `path`, for inference, and returns
+// its step. Same errors as load_checkpoint.
+int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
+                           const std::vector<NamedTensor>& buffers);
 
 // The newest complete checkpoint in run.dir ("" if none): where checkpoints/latest points.
 std::string latest_checkpoint(const std::string& run_dir);

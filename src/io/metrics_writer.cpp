@@ -1,6 +1,8 @@
 #include "io/metrics_writer.hpp"
 
-#include <algorithm>
+#include "h5/h5_tensor.hpp"
+
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 
@@ -27,6 +29,55 @@ std::vector<double> row_of(const StepRecord& r) {
           r.comm_wait_s};
 }
 
+std::vector<double> eval_row_of(Task task, int64_t step, const EvalResult& r) {
+  std::vector<double> row{static_cast<double>(step), r.loss};
+  if (task == Task::kClassification) row.push_back(r.accuracy);
+  if (task == Task::kNextToken) {
+    row.push_back(std::exp(r.loss));
+    row.push_back(r.accuracy);
+  }
+  return row;
+}
+
+bool is_integer_column(const std::string& name) {
+  return name == "step" || name == "epoch";
+}
+
+std::vector<H5Series> create_series(hid_t group, const std::vector<std::string>& columns) {
+  std::vector<H5Series> series;
+  for (const auto& column : columns) {
+    series.push_back(H5Series::create(
+        group, column,
+        is_integer_column(column) ? H5Series::Type::kInt64 : H5Series::Type::kFloat64));
+  }
+  return series;
+}
+
+// Rows of `group` in an existing metrics file whose step is at most `last_step`, column by column.
+std::vector<std::vector<double>> rows_up_to(const H5File& file, const std::string& group,
+                                            const std::vector<std::string>& columns,
+                                            int64_t last_step) {
+  std::vector<std::vector<double>> kept(columns.size());
+  if (!has_object(file.id(), group)) return kept;
+  H5Id g = open_group(file.id(), group);
+  const std::vector<double> steps = H5Series::read_all(g.get(), "step");
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (!has_object(g.get(), columns[c])) continue;
+    const std::vector<double> values = H5Series::read_all(g.get(), columns[c]);
+    for (size_t r = 0; r < values.size() && r < steps.size(); ++r) {
+      if (steps[r] <= static_cast<double>(last_step)) kept[c].push_back(values[r]);
+    }
+  }
+  return kept;
+}
+
+void append_rows(std::vector<H5Series>& series, const std::vector<std::vector<double>>& columns) {
+  for (size_t c = 0; c < series.size(); ++c) {
+    if (columns[c].size() != columns[0].size()) continue;  // a column the old file lacked
+    for (const double v : columns[c]) series[c].append(v);
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& MetricsWriter::train_columns() {
@@ -35,8 +86,20 @@ const std::vector<std::string>& MetricsWriter::train_columns() {
   return columns;
 }
 
+std::vector<std::string> MetricsWriter::eval_columns(Task task) {
+  switch (task) {
+    case Task::kClassification:
+      return {"step", "loss", "accuracy"};
+    case Task::kNextToken:
+      return {"step", "loss", "perplexity", "accuracy"};
+    case Task::kRegression:
+      return {"step", "loss"};
+  }
+  return {"step", "loss"};
+}
+
 MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
-    : file_(H5File::create(path)) {
+    : file_(H5File::create_for_swmr(path)), task_(run.task) {
   const hid_t root = file_.id();
   write_attribute(root, "ddptrain_version", run.version);
   write_attribute(root, "created", utc_now_iso8601());
@@ -45,44 +108,48 @@ MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
   write_attribute(root, "device", run.device);
   write_attribute(root, "backend", run.backend);
   write_attribute(root, "config", run.config);
-  train_ = create_group(root, "train");
-  for (const auto& column : train_columns()) {
-    const bool integer = column == "step" || column == "epoch";
-    train_series_.push_back(H5Series::create(
-        train_.get(), column, integer ? H5Series::Type::kInt64 : H5Series::Type::kFloat64));
-  }
-  // /eval has its layout from the start; rows arrive once evaluation runs.
-  eval_ = create_group(root, "eval");
-  H5Series::create(eval_.get(), "step", H5Series::Type::kInt64);
-  H5Series::create(eval_.get(), "loss", H5Series::Type::kFloat64);
-  file_.flush();
-}
-
-MetricsWriter::MetricsWriter(H5File file, int64_t resume_step) : file_(std::move(file)) {
-  train_ = open_group(file_.id(), "train");
-  eval_ = open_group(file_.id(), "eval");
-  const std::vector<double> steps = H5Series::read_all(train_.get(), "step");
-  const auto kept = std::count_if(steps.begin(), steps.end(),
-                                  [&](double s) { return s <= static_cast<double>(resume_step); });
-  for (const auto& column : train_columns()) {
-    train_series_.push_back(H5Series::open(train_.get(), column));
-    train_series_.back().truncate(kept);
-  }
-  file_.flush();
+  write_attribute(root, "task", std::string(task_name(run.task)));
+  H5Id train = create_group(root, "train");
+  train_series_ = create_series(train.get(), train_columns());
+  H5Id eval = create_group(root, "eval");
+  eval_series_ = create_series(eval.get(), eval_columns(run.task));
 }
 
 std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string& path,
                                                                const RunDescription& run,
                                                                int64_t resume_step) {
-  if (resume_step > 0 && std::filesystem::exists(path)) {
-    return std::unique_ptr<MetricsWriter>(new MetricsWriter(H5File::open_write(path), resume_step));
+  namespace fs = std::filesystem;
+  if (resume_step == 0 || !fs::exists(path)) {
+    std::unique_ptr<MetricsWriter> writer(new MetricsWriter(path, run));
+    writer->file_.start_swmr_write();
+    return writer;
   }
-  return std::make_unique<MetricsWriter>(path, run);
+  std::vector<std::vector<double>> train_rows;
+  std::vector<std::vector<double>> eval_rows;
+  {
+    const H5File old = H5File::open_read(path);  // also a killed job's file, still in SWMR mode
+    train_rows = rows_up_to(old, "train", train_columns(), resume_step);
+    eval_rows = rows_up_to(old, "eval", eval_columns(run.task), resume_step);
+  }
+  const std::string staging = (fs::path(path).parent_path() / ".metrics.h5.tmp").string();
+  std::unique_ptr<MetricsWriter> writer(new MetricsWriter(staging, run));
+  write_attribute(writer->file_.id(), "resumed_at_step", resume_step);
+  append_rows(writer->train_series_, train_rows);
+  append_rows(writer->eval_series_, eval_rows);
+  writer->file_.start_swmr_write();  // flushes everything written so far
+  fs::rename(staging, path);         // atomic: the old file until now, the new one after
+  return writer;
 }
 
 void MetricsWriter::append(const StepRecord& record) {
   const std::vector<double> row = row_of(record);
   for (size_t c = 0; c < train_series_.size(); ++c) train_series_[c].append(row[c]);
+  file_.flush();
+}
+
+void MetricsWriter::append_eval(int64_t step, const EvalResult& result) {
+  const std::vector<double> row = eval_row_of(task_, step, result);
+  for (size_t c = 0; c < eval_series_.size(); ++c) eval_series_[c].append(row[c]);
   file_.flush();
 }
 

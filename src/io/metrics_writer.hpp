@@ -1,6 +1,11 @@
 // run.dir/metrics.h5, written by rank 0 (DESIGN.md, "metrics.h5"): root attributes describing
-// the run, and in /train one row per log interval in equal-length 1-D datasets. Each row is
-// flushed as it is written, so a running or killed job's file opens in h5py with every row.
+// the run; in /train one row per log interval and in /eval one row per evaluation, each group a
+// set of equal-length 1-D datasets.
+//
+// The file is in single-writer/multiple-reader (SWMR) mode from the start and every row is
+// flushed as it is written, so while the job runs h5py opens it with
+// h5py.File(path, "r", swmr=True) and sees every row so far. After a clean end it opens like any
+// file; after a kill, open it with swmr=True too (or run `h5clear -s` on it once).
 #pragma once
 
 #include <memory>
@@ -9,6 +14,7 @@
 
 #include "h5/h5_file.hpp"
 #include "h5/h5_series.hpp"
+#include "train/evaluate.hpp"
 #include "train/trainer.hpp"
 
 namespace ddpt {
@@ -17,33 +23,37 @@ struct RunDescription {
   std::string version;
   int64_t world_size = 1;
   int64_t nodes = 1;
-  std::string device;   // "cpu", "cuda:0"
-  std::string backend;  // "mpi", "nccl"
-  std::string config;   // the resolved deck
+  std::string device;                 // "cpu", "cuda:0"
+  std::string backend;                // "mpi", "nccl"
+  std::string config;                 // the resolved deck
+  Task task = Task::kClassification;  // decides the /eval columns
 };
 
 class MetricsWriter {
  public:
   // The /train datasets, in the order of their columns.
   static const std::vector<std::string>& train_columns();
+  // The /eval datasets for a task: step, loss, then the task's metrics.
+  static std::vector<std::string> eval_columns(Task task);
 
-  // Creates `path` (rank 0 only: it is opened from this process alone).
-  MetricsWriter(const std::string& path, const RunDescription& run);
-  // A resumed run: reopens `path` if it exists, keeping the rows up to `resume_step` and dropping
-  // later ones (which the resumed run writes again); otherwise creates it.
+  // Rank 0 only (the file is opened from this process alone). A fresh run (resume_step 0)
+  // creates `path`. A resumed run keeps the rows of an existing `path` up to `resume_step` and
+  // drops later ones (the resumed run writes them again); the new file replaces the old one by
+  // rename, so a crash in between loses nothing.
   static std::unique_ptr<MetricsWriter> create_or_resume(const std::string& path,
                                                          const RunDescription& run,
                                                          int64_t resume_step);
-  // Appends one row to every /train dataset and flushes the file.
+  // Append one row to every /train (or /eval) dataset and flush the file.
   void append(const StepRecord& record);
+  void append_eval(int64_t step, const EvalResult& result);
 
  private:
-  MetricsWriter(H5File file, int64_t resume_step);  // reopen for a resumed run
+  MetricsWriter(const std::string& path, const RunDescription& run);
 
   H5File file_;
-  H5Id train_;
-  H5Id eval_;
+  Task task_;
   std::vector<H5Series> train_series_;
+  std::vector<H5Series> eval_series_;
 };
 
 }  // namespace ddpt

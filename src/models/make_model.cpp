@@ -14,4 +14,15 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int
   throw ConfigError("option 'model.type' = " + config.type + ": unknown model type");
 }
 
+std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data) {
+  if (config.type == "mlp" && data.task == Task::kNextToken) {
+    throw ConfigError(
+        "option 'model.type' = mlp cannot read token windows (data.type = tokens); use a "
+        "TorchScript language model (model.type = torchscript)");
+  }
+  int64_t features = 1;
+  for (const int64_t d : data.sample_shape) features *= d;
+  return make_model(config, features, data.outputs);
+}
+
 }  // namespace ddpt

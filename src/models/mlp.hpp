@@ -1,4 +1,5 @@
-// Multi-layer perceptron: Linear -> ReLU -> ... -> Linear (logits).
+// Multi-layer perceptron: Linear -> ReLU -> ... -> Linear (logits). Inputs with more than one
+// feature dimension are flattened ([N, C, H, W] -> [N, C*H*W]).
 #pragma once
 
 #include <vector>
@@ -10,7 +11,9 @@ namespace ddpt {
 class Mlp final : public Model {
  public:
   Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs);
-  torch::Tensor forward(const torch::Tensor& inputs) override { return net_->forward(inputs); }
+  torch::Tensor forward(const torch::Tensor& inputs) override {
+    return net_->forward(inputs.dim() > 2 ? inputs.flatten(1) : inputs);
+  }
   std::vector<NamedTensor> named_parameters() override;
   std::vector<NamedTensor> named_buffers() override;
   void train(bool on) override { net_->train(on); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "train/optimizer.hpp"
+#include "train/task_loss.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
@@ -50,6 +51,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       comm_(comm),
       model_(model),
       data_(data),
+      info_(data.info()),
       sampler_(sampler_spec(config, comm, data.size())) {
   model_.to(comm_.device());
   model_.train(true);
@@ -74,8 +76,7 @@ double Trainer::train_step(int64_t step) {
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
     const torch::Tensor loss =
-        torch::nn::functional::cross_entropy(model_.forward(inputs), targets) /
-        static_cast<double>(accum);
+        task_loss(info_, model_.forward(inputs), targets) / static_cast<double>(accum);
     engine_->backward(loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
   }

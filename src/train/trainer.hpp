@@ -62,6 +62,7 @@ class Trainer {
   Communicator& comm_;
   Model& model_;
   const Dataset& data_;
+  DatasetInfo info_;
   DistributedSampler sampler_;
   std::unique_ptr<DataParallel> engine_;
   std::vector<NamedTensor> trainable_;

@@ -52,7 +52,8 @@ RunResult run(const Config& config, int64_t every, const std::string& resume) {
   Trainer::Callbacks callbacks;
   callbacks.on_step_end = [&](int64_t done) {
     if (every > 0 && done % every == 0) {
-      save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1), state, MPI_COMM_WORLD, 10);
+      save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1), state, MPI_COMM_WORLD,
+                      CheckpointConfig{1, 10});
     }
   };
   RunResult result;

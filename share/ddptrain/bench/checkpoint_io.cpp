@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < kRepeats; ++r) {
     comm.barrier();
     Stopwatch w;
-    path = save_checkpoint(dir, 100 + r, 0, state, MPI_COMM_WORLD, 1);
+    path = save_checkpoint(dir, 100 + r, 0, state, MPI_COMM_WORLD, CheckpointConfig{1, 1});
     comm.barrier();
     write_s.push_back(w.seconds());
     Stopwatch rd;
@@ -71,10 +71,12 @@ int main(int argc, char** argv) {
 
   double append_us = 0;
   if (rank0) {
-    MetricsWriter metrics(dir + "/metrics.h5", RunDescription{"bench", 1, 1, "cpu", "mpi", ""});
+    auto metrics = MetricsWriter::create_or_resume(
+        dir + "/metrics.h5", RunDescription{"bench", 1, 1, "cpu", "mpi", ""}, 0);
     constexpr int kRows = 1000;
     Stopwatch m;
-    for (int i = 0; i < kRows; ++i) metrics.append(StepRecord{i, 0, 1.0, 1e-3, 1.0, 1.0, 1.0, 0.0});
+    for (int i = 0; i < kRows; ++i)
+      metrics->append(StepRecord{i, 0, 1.0, 1e-3, 1.0, 1.0, 1.0, 0.0});
     append_us = m.seconds() / kRows * 1e6;
     std::printf(
         "ranks=%d checkpoint_mb=%.1f write_s=%.3f read_s=%.3f torch_save_s=%.3f "

@@ -1,0 +1,177 @@
+// ddptrain make-data KIND --output FILE: the synthetic datasets as HDF5 files, so users see the
+// layout ddptrain reads (data.type = hdf5 / tokens) and tests have data on disk.
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/job.hpp"
+#include "data/synthetic_tables.hpp"
+#include "h5/h5_dataset.hpp"
+#include "h5/h5_file.hpp"
+#include "util/check.hpp"
+#include "util/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace ddpt {
+namespace {
+
+constexpr int64_t kMaxUint16Vocab = int64_t{1} << 16;
+
+const char* kUsage = "ddptrain make-data classification|regression|tokens --output FILE [options]";
+
+struct MakeDataOptions {
+  std::string kind;
+  std::string output;
+  bool force = false;
+  TeacherSpec teacher;
+  int64_t classes = 10;
+  int64_t outputs = 1;
+  int64_t val_samples = 0;
+  int64_t tokens = 1000000;
+  int64_t vocab = 256;
+  int64_t val_tokens = 0;
+};
+
+po::options_description make_data_options(MakeDataOptions& o) {
+  po::options_description d(std::string("usage: ") + kUsage +
+                                "\n\nWrites a synthetic dataset as HDF5 (the layout data.type = "
+                                "hdf5 and tokens read)",
+                            100);
+  d.add_options()("output", po::value(&o.output), "file to write (required)")(
+      "force", po::bool_switch(&o.force), "overwrite an existing file")(
+      "seed", po::value(&o.teacher.seed)->default_value(1234), "seed (run.seed of a deck)")(
+      "samples", po::value(&o.teacher.samples)->default_value(16384),
+      "classification, regression: rows of inputs/targets")(
+      "features", po::value(&o.teacher.features)->default_value(256), "input features per row")(
+      "classes", po::value(&o.classes)->default_value(10), "classification: classes")(
+      "outputs", po::value(&o.outputs)->default_value(1), "regression: target values per row")(
+      "teacher-hidden", po::value(&o.teacher.teacher_hidden)->default_value(64),
+      "hidden width of the random teacher network")(
+      "val-samples", po::value(&o.val_samples)->default_value(0),
+      "also write val_inputs/val_targets with this many rows (same teacher)")(
+      "tokens", po::value(&o.tokens)->default_value(1000000), "tokens: length of the stream")(
+      "vocab", po::value(&o.vocab)->default_value(256), "tokens: vocabulary size")(
+      "val-tokens", po::value(&o.val_tokens)->default_value(0),
+      "tokens: also write val_tokens of this length");
+  return d;
+}
+
+MakeDataOptions parse(const std::vector<std::string>& args) {
+  MakeDataOptions o;
+  po::options_description described = make_data_options(o);
+  po::options_description all;
+  all.add(described).add_options()("kind", po::value(&o.kind));
+  po::positional_options_description positional;
+  positional.add("kind", 1);
+  try {
+    po::variables_map values;
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values);
+    po::notify(values);
+  } catch (const po::error& e) {
+    throw ConfigError(std::string(e.what()) + " (usage: " + kUsage + ")");
+  }
+  if (o.kind != "classification" && o.kind != "regression" && o.kind != "tokens") {
+    throw ConfigError("make-data: kind '" + o.kind +
+                      "' is not one of classification, regression, tokens (usage: " + kUsage + ")");
+  }
+  if (o.output.empty())
+    throw ConfigError(std::string("make-data: --output is required: ") + kUsage);
+  if (!o.force && std::filesystem::exists(o.output)) {
+    throw ConfigError("make-data: '" + o.output + "' exists (use --force to overwrite it)");
+  }
+  const bool sizes_ok = o.teacher.samples > 0 && o.teacher.features > 0 && o.outputs > 0 &&
+                        o.teacher.teacher_hidden > 0 && o.val_samples >= 0 && o.tokens > 1 &&
+                        o.vocab > 1 && o.val_tokens >= 0;
+  if (!sizes_ok) throw ConfigError("make-data: sizes must be positive");
+  o.teacher.outputs = o.kind == "classification" ? o.classes : o.outputs;
+  if (o.kind == "classification" && o.classes < 2) {
+    throw ConfigError("make-data: --classes must be at least 2");
+  }
+  if (o.vocab > kMaxUint16Vocab * kMaxUint16Vocab) {
+    throw ConfigError("make-data: --vocab must fit in uint32");
+  }
+  return o;
+}
+
+void write_tables(hid_t root, const MakeDataOptions& o) {
+  TeacherSpec spec = o.teacher;
+  spec.samples += o.val_samples;  // one teacher labels both parts
+  const bool classification = o.kind == "classification";
+  const Tables t = classification ? teacher_classification(spec) : teacher_regression(spec);
+  using torch::indexing::Slice;
+  auto part = [&](const torch::Tensor& x, bool val) {
+    return val ? x.index({Slice(o.teacher.samples, torch::indexing::None)})
+               : x.index({Slice(0, o.teacher.samples)});
+  };
+  for (const bool val : {false, true}) {
+    if (val && o.val_samples == 0) continue;
+    const std::string prefix = val ? "val_" : "";
+    for (const auto& [name, table] : {std::pair{"inputs", t.inputs}, {"targets", t.targets}}) {
+      const torch::Tensor rows = part(table, val);
+      H5Dataset d = H5Dataset::create(root, prefix + name, rows.scalar_type(), rows.sizes().vec());
+      d.write_rows(0, rows);
+      if (classification && std::string(name) == "targets") {
+        write_attribute(d.id(), "classes", o.teacher.outputs);
+      }
+    }
+  }
+}
+
+void write_tokens(hid_t root, const MakeDataOptions& o) {
+  const torch::Tensor stream = markov_tokens(o.tokens + o.val_tokens, o.vocab, o.teacher.seed);
+  const hid_t stored = o.vocab <= kMaxUint16Vocab ? H5T_STD_U16LE : H5T_STD_U32LE;
+  using torch::indexing::Slice;
+  for (const bool val : {false, true}) {
+    const int64_t length = val ? o.val_tokens : o.tokens;
+    if (length == 0) continue;
+    const int64_t first = val ? o.tokens : 0;
+    H5Dataset d =
+        H5Dataset::create(root, val ? "val_tokens" : "tokens", torch::kLong, {length}, stored);
+    d.write_rows(0, stream.index({Slice(first, first + length)}));
+    write_attribute(d.id(), "vocab", o.vocab);
+  }
+}
+
+}  // namespace
+
+int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
+  const MakeDataOptions o = parse(args);
+  if (mpi.world_rank() == 0) {
+    const std::string staging = o.output + ".tmp";
+    {
+      H5File file = H5File::create(staging);
+      const hid_t root = file.id();
+      write_attribute(root, "kind", o.kind);
+      write_attribute(root, "generator", "ddptrain make-data " + ddptrain_version());
+      write_attribute(root, "seed", o.teacher.seed);
+      if (o.kind == "tokens") {
+        write_tokens(root, o);
+      } else {
+        write_tables(root, o);
+      }
+    }
+    std::filesystem::rename(staging, o.output);
+    const H5File written = H5File::open_read(o.output);
+    std::cout << fmt::format("wrote {} ({}):", o.output, o.kind);
+    for (const auto& name : list_members(written.id())) {
+      const H5Dataset d = H5Dataset::open(written, name);
+      std::cout << fmt::format(" {} [{}] {};", name, fmt::join(d.shape(), ", "), d.stored_type());
+    }
+    std::cout << "\n";
+  }
+  DDPT_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  return 0;
+}
+
+std::string make_data_help() {
+  MakeDataOptions o;
+  std::ostringstream out;
+  out << make_data_options(o);
+  return out.str();
+}
+
+}  // namespace ddpt

@@ -1,0 +1,105 @@
+// ddptrain predict DECK --checkpoint PATH --input in.h5 --output out.h5: the model's outputs for
+// every row of the input, rows shared across ranks, all written into one file collectively in
+// input order.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "app/command_flags.hpp"
+#include "app/commands.hpp"
+#include "app/inference_model.hpp"
+#include "app/job.hpp"
+#include "config/parse_config.hpp"
+#include "h5/h5_dataset.hpp"
+#include "h5/h5_file.hpp"
+#include "train/evaluate.hpp"
+#include "util/check.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+namespace ddpt {
+namespace {
+
+const char* kUsage =
+    "ddptrain predict DECK --checkpoint PATH --input IN.h5 --output OUT.h5 [--section.key=value]";
+
+// Rows per forward pass when the deck sets no eval.batch_size.
+constexpr int64_t kDefaultPredictBatch = 256;
+
+// This rank's rows of the input and the model's outputs for them (on the CPU).
+torch::Tensor predict_rows(InferenceModel& loaded, const H5Dataset& inputs, int64_t first,
+                           int64_t count, int64_t batch, torch::Device device) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> parts;
+  for (int64_t start = first; start < first + count; start += batch) {
+    const int64_t n = std::min(batch, first + count - start);
+    const torch::Tensor x = inputs.read_range(start, n).to(torch::kFloat).to(device);
+    parts.push_back(loaded.model->forward(x).to(torch::kFloat).cpu().reshape({n, -1}));
+  }
+  if (parts.empty()) return torch::empty({0, loaded.info.outputs}, torch::kFloat);
+  return torch::cat(parts);
+}
+
+void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
+  const std::vector<int64_t> sample(inputs.shape().begin() + (inputs.shape().empty() ? 0 : 1),
+                                    inputs.shape().end());
+  if (inputs.shape().size() < 2 || sample != info.sample_shape) {
+    throw DataError(fmt::format("{} has shape [{}]; the model takes rows of shape [{}]",
+                                inputs.where(), fmt::join(inputs.shape(), ", "),
+                                fmt::join(info.sample_shape, ", ")));
+  }
+}
+
+}  // namespace
+
+int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
+  std::vector<std::string> rest = args;
+  const std::string checkpoint = take_required_flag(rest, "checkpoint", kUsage);
+  const std::string input_path = take_required_flag(rest, "input", kUsage);
+  const std::string output_path = take_required_flag(rest, "output", kUsage);
+  const Config config = parse_config(rest);
+  if (config.data.type == "tokens") {
+    throw ConfigError("predict reads rows of an inputs array; for token data use ddptrain eval");
+  }
+  const Job job = set_up_job(config);
+  const torch::Device device = job.device.device;
+  InferenceModel loaded = load_inference_model(config, checkpoint, device);
+
+  const H5File input = H5File::open_read(input_path);
+  const H5Dataset inputs = H5Dataset::open(input, config.data.inputs);
+  check_inputs(inputs, loaded.info);
+
+  const int rank = mpi.world_rank();
+  const int world = mpi.world_size();
+  const auto [first, count] = share_of_rows(inputs.rows(), rank, world);
+  const int64_t batch = config.eval.batch_size > 0 ? config.eval.batch_size : kDefaultPredictBatch;
+  const torch::Tensor outputs = predict_rows(loaded, inputs, first, count, batch, device);
+
+  // Written under a temporary name and renamed: a failed run leaves any older output untouched.
+  const std::string staging = output_path + ".tmp";
+  {
+    H5File file = H5File::create(staging, MPI_COMM_WORLD);
+    const hid_t root = file.id();
+    write_attribute(root, "ddptrain_version", ddptrain_version());
+    write_attribute(root, "checkpoint", std::filesystem::weakly_canonical(checkpoint).string());
+    write_attribute(root, "step", loaded.step);
+    write_attribute(root, "input", std::filesystem::absolute(input_path).string());
+    write_attribute(root, "input_dataset", config.data.inputs);
+    write_attribute(root, "task", std::string(task_name(loaded.info.task)));
+    write_attribute(root, "world_size", static_cast<int64_t>(world));
+    H5Dataset predictions =
+        H5Dataset::create(root, "predictions", torch::kFloat, {inputs.rows(), loaded.info.outputs});
+    predictions.write_rows(first, outputs);
+    if (loaded.info.task == Task::kClassification) {
+      H5Dataset labels = H5Dataset::create(root, "predicted_class", torch::kLong, {inputs.rows()});
+      labels.write_rows(first, outputs.argmax(1));
+    }
+  }  // collective close
+  DDPT_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  if (rank == 0) std::filesystem::rename(staging, output_path);
+  spdlog::info("predict: {} rows of {} on {} rank(s) with {} (step {}) -> {}", inputs.rows(),
+               inputs.where(), world, checkpoint, loaded.step, output_path);
+  return 0;
+}
+
+}  // namespace ddpt

@@ -1,0 +1,113 @@
+#include "data/h5_array_dataset.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+bool is_integer(torch::ScalarType t) {
+  return c10::isIntegralType(t, /*includeBool=*/false);
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
+                         int64_t classes_if_unset) {
+  if (inputs.shape().size() < 2) {
+    throw DataError(inputs.where() + " has shape " + shape_text(inputs.shape()) +
+                    "; expected [samples, features...]");
+  }
+  if (targets.shape().empty() || targets.rows() != inputs.rows()) {
+    throw DataError(targets.where() + " has shape " + shape_text(targets.shape()) + " but " +
+                    inputs.where() + " has " + std::to_string(inputs.rows()) + " rows");
+  }
+  DatasetInfo info;
+  info.sample_shape.assign(inputs.shape().begin() + 1, inputs.shape().end());
+  if (is_integer(targets.dtype())) {
+    if (targets.shape().size() != 1) {
+      throw DataError(targets.where() + " holds integers of shape " + shape_text(targets.shape()) +
+                      "; class labels must be 1-D [samples]");
+    }
+    info.task = Task::kClassification;
+    info.outputs = has_attribute(targets.id(), "classes")
+                       ? read_int_attribute(targets.id(), "classes")
+                       : classes_if_unset;
+    if (info.outputs < 2) {
+      throw DataError(targets.where() + ": attribute 'classes' = " + std::to_string(info.outputs) +
+                      " (need at least 2)");
+    }
+    return info;
+  }
+  if (targets.shape().size() > 2) {
+    throw DataError(targets.where() + " has shape " + shape_text(targets.shape()) +
+                    "; regression targets must be [samples] or [samples, outputs]");
+  }
+  info.task = Task::kRegression;
+  info.outputs = targets.shape().size() == 2 ? targets.shape()[1] : 1;
+  return info;
+}
+
+}  // namespace
+
+torch::Tensor read_indexed_rows(const H5Dataset& dataset, const torch::Tensor& indices) {
+  const torch::Tensor wanted = indices.to(torch::kLong).contiguous();
+  const auto [unique_rows, inverse] =
+      torch::_unique(wanted, /*sorted=*/true, /*return_inverse=*/true);
+  const int64_t* first = unique_rows.data_ptr<int64_t>();
+  const std::vector<int64_t> rows(first, first + unique_rows.numel());
+  if (!rows.empty() && (rows.front() < 0 || rows.back() >= dataset.rows())) {
+    throw Error(
+        fmt::format("row {} requested from {} of {} rows",
+                    rows.front() < 0 ? rows.front() : rows.back(), dataset.where(), dataset.rows()),
+        ExitCode::kInternal, false);
+  }
+  return dataset.read_rows(rows).index_select(0, inverse);
+}
+
+H5ArrayDataset::H5ArrayDataset(const std::string& path, const std::string& inputs,
+                               const std::string& targets, int64_t classes_if_unset)
+    : file_(H5File::open_read(path)),
+      inputs_(H5Dataset::open(file_, inputs)),
+      targets_(H5Dataset::open(file_, targets)),
+      info_(check_layout(inputs_, targets_, classes_if_unset)) {}
+
+Batch H5ArrayDataset::get(const torch::Tensor& indices) const {
+  Batch batch;
+  batch.inputs = read_indexed_rows(inputs_, indices).to(torch::kFloat);
+  torch::Tensor targets = read_indexed_rows(targets_, indices);
+  if (info_.task == Task::kClassification) {
+    batch.targets = targets.to(torch::kLong);
+    const auto [low, high] = torch::aminmax(batch.targets);
+    if (low.item<int64_t>() < 0 || high.item<int64_t>() >= info_.outputs) {
+      const int64_t bad = (batch.targets < 0)
+                              .logical_or(batch.targets >= info_.outputs)
+                              .nonzero()[0][0]
+                              .item<int64_t>();
+      throw DataError(fmt::format("{} row {}: label {} is outside [0, {}) (classes from the "
+                                  "'classes' attribute or data.classes)",
+                                  targets_.where(), indices[bad].item<int64_t>(),
+                                  batch.targets[bad].item<int64_t>(), info_.outputs),
+                      /*collective=*/false);
+    }
+  } else {
+    batch.targets = targets.to(torch::kFloat).reshape({targets.size(0), info_.outputs});
+  }
+  return batch;
+}
+
+std::string H5ArrayDataset::describe() const {
+  return fmt::format("{} ({}): {} {} {} -> {} {} {}{}", file_.path(), task_name(info_.task),
+                     inputs_.name(), shape_text(inputs_.shape()), inputs_.stored_type(),
+                     targets_.name(), shape_text(targets_.shape()), targets_.stored_type(),
+                     info_.task == Task::kClassification
+                         ? fmt::format(", {} classes", info_.outputs)
+                         : std::string());
+}
+
+}  // namespace ddpt

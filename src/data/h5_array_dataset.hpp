@@ -1,0 +1,37 @@
+// data.type = hdf5: rows of an inputs array and a targets array in one HDF5 file. Nothing is
+// loaded up front; each batch is one hyperslab read of exactly the rows it needs, so a file
+// larger than a node's memory still trains, and every rank reads only its own rows.
+//
+// Layout: inputs [samples, ...] of any numeric type (read as float32); targets either [samples]
+// integers (class labels: classification, classes from the targets' `classes` attribute or
+// data.classes) or [samples] / [samples, k] floats (regression).
+#pragma once
+
+#include "data/dataset.hpp"
+#include "h5/h5_dataset.hpp"
+#include "h5/h5_file.hpp"
+
+namespace ddpt {
+
+class H5ArrayDataset final : public Dataset {
+ public:
+  // Opens and checks the file: DataError (exit 3) naming the file and dataset for a missing
+  // dataset, a shape or type that does not fit, or unequal row counts.
+  H5ArrayDataset(const std::string& path, const std::string& inputs, const std::string& targets,
+                 int64_t classes_if_unset);
+  int64_t size() const override { return inputs_.rows(); }
+  Batch get(const torch::Tensor& indices) const override;
+  DatasetInfo info() const override { return info_; }
+  std::string describe() const override;
+
+ private:
+  H5File file_;
+  H5Dataset inputs_;
+  H5Dataset targets_;
+  DatasetInfo info_;
+};
+
+// Reads `indices` (any order, repeats allowed) of `dataset` with one sorted hyperslab read.
+torch::Tensor read_indexed_rows(const H5Dataset& dataset, const torch::Tensor& indices);
+
+}  // namespace ddpt

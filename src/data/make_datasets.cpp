@@ -1,0 +1,70 @@
+#include "data/make_datasets.hpp"
+
+#include <cmath>
+
+#include "data/h5_array_dataset.hpp"
+#include "data/row_subset.hpp"
+#include "data/synthetic_classification.hpp"
+#include "data/token_stream.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+std::shared_ptr<const Dataset> open_tokens(const DataConfig& data, const std::string& path,
+                                           const std::string& name) {
+  const int64_t stride = data.stride > 0 ? data.stride : data.block;
+  return std::make_shared<TokenStream>(path, name, data.block, stride, data.vocab);
+}
+
+// Splits off the last val_fraction of `all` for validation.
+DataSplits split_tail(std::shared_ptr<const Dataset> all, double val_fraction) {
+  if (val_fraction <= 0) return {std::move(all), nullptr};
+  const int64_t rows = all->size();
+  const auto held_out = static_cast<int64_t>(std::floor(static_cast<double>(rows) * val_fraction));
+  if (held_out < 1 || held_out >= rows) {
+    throw ConfigError("option 'data.val_fraction' = " + std::to_string(val_fraction) +
+                      " leaves no rows for " + (held_out < 1 ? "validation" : "training") +
+                      " out of " + std::to_string(rows));
+  }
+  auto train = std::make_shared<RowSubset>(all, 0, rows - held_out, "training");
+  auto val = std::make_shared<RowSubset>(all, rows - held_out, held_out, "validation");
+  return {std::move(train), std::move(val)};
+}
+
+}  // namespace
+
+DataSplits make_datasets(const DataConfig& data, int64_t seed) {
+  if (data.type == "synthetic") {
+    return split_tail(std::make_shared<SyntheticClassification>(synthetic_spec_of(data, seed)),
+                      data.val_fraction);
+  }
+  if (data.type == "hdf5") {
+    auto train =
+        std::make_shared<H5ArrayDataset>(data.path, data.inputs, data.targets, data.classes);
+    if (data.val_inputs.empty()) return split_tail(std::move(train), data.val_fraction);
+    auto val = std::make_shared<H5ArrayDataset>(data.path, data.val_inputs, data.val_targets,
+                                                data.classes);
+    return {std::move(train), std::move(val)};
+  }
+  if (data.type == "tokens") {
+    auto train = open_tokens(data, data.path, data.tokens);
+    if (data.val_tokens.empty()) return split_tail(std::move(train), data.val_fraction);
+    return {std::move(train), open_tokens(data, data.path, data.val_tokens)};
+  }
+  throw ConfigError("option 'data.type' = " + data.type + ": unknown dataset type");
+}
+
+DatasetInfo deck_data_info(const DataConfig& data) {
+  if (data.type == "synthetic") {
+    return {Task::kClassification, {data.features}, data.classes};
+  }
+  return open_dataset_file(data, data.path)->info();
+}
+
+std::shared_ptr<const Dataset> open_dataset_file(const DataConfig& data, const std::string& path) {
+  if (data.type == "tokens") return open_tokens(data, path, data.tokens);
+  return std::make_shared<H5ArrayDataset>(path, data.inputs, data.targets, data.classes);
+}
+
+}  // namespace ddpt

@@ -1,0 +1,173 @@
+#include "h5/h5_dataset.hpp"
+
+#include <algorithm>
+
+#include "h5/h5_check.hpp"
+#include "h5/h5_file.hpp"
+#include "h5/h5_tensor.hpp"
+#include "h5/h5_types.hpp"
+
+namespace ddpt {
+namespace {
+
+// Rows per chunk of a created dataset: about 1 MiB, so a reader verifying one checksum touches
+// little more than it needs.
+constexpr int64_t kTargetChunkBytes = int64_t{1} << 20;
+// Chunk cache per opened dataset. HDF5's default (1 MiB) is smaller than many files' chunks, so
+// random row reads would decode (and checksum) a whole chunk for every row; 32 MiB keeps recently
+// used chunks of a sampled dataset in memory. Slots: a prime well above the chunks that fit.
+constexpr size_t kChunkCacheBytes = size_t{32} << 20;
+constexpr size_t kChunkCacheSlots = 12421;
+
+std::vector<hsize_t> to_hsize(const std::vector<int64_t>& v) {
+  return std::vector<hsize_t>(v.begin(), v.end());
+}
+
+// Collective when the file uses the MPI-IO driver, independent otherwise.
+H5Id transfer_for(hid_t dataset) {
+  H5Id transfer(DDPT_CHECK_H5(H5Pcreate(H5P_DATASET_XFER)));
+  H5Id file(DDPT_CHECK_H5(H5Iget_file_id(dataset)));
+  H5Id access(DDPT_CHECK_H5(H5Fget_access_plist(file.get())));
+  if (H5Pget_driver(access.get()) == H5FD_MPIO) {
+    DDPT_CHECK_H5(H5Pset_dxpl_mpio(transfer.get(), H5FD_MPIO_COLLECTIVE));
+  }
+  return transfer;
+}
+
+std::string file_name_of(hid_t object) {
+  const ssize_t length = H5Fget_name(object, nullptr, 0);
+  if (length <= 0) return "";
+  std::string name(static_cast<size_t>(length) + 1, '\0');
+  H5Fget_name(object, name.data(), name.size());
+  name.resize(static_cast<size_t>(length));
+  return name;
+}
+
+}  // namespace
+
+H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
+  H5Dataset d;
+  d.file_path_ = file.path();
+  d.name_ = name;
+  H5O_info_t info{};
+  if (!has_object(file.id(), name) ||
+      H5Oget_info_by_name(file.id(), name.c_str(), &info, H5P_DEFAULT) < 0 ||
+      info.type != H5O_TYPE_DATASET) {
+    H5Eclear2(H5E_DEFAULT);
+    throw DataError(d.where() + " is missing");
+  }
+  H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_DATASET_ACCESS)));
+  DDPT_CHECK_H5(H5Pset_chunk_cache(access.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0));
+  d.dataset_ = H5Id(DDPT_CHECK_H5(H5Dopen2(file.id(), name.c_str(), access.get())));
+  H5Id type(DDPT_CHECK_H5(H5Dget_type(d.dataset_.get())));
+  d.stored_type_ = describe_h5_type(type.get());
+  const auto dtype = tensor_type_for(type.get());
+  if (!dtype)
+    throw DataError(d.where() + " holds " + d.stored_type_ + ", which ddptrain does not read");
+  d.dtype_ = *dtype;
+  H5Id space(DDPT_CHECK_H5(H5Dget_space(d.dataset_.get())));
+  const int rank = DDPT_CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  DDPT_CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
+  d.shape_.assign(dims.begin(), dims.end());
+  return d;
+}
+
+H5Dataset H5Dataset::create(hid_t parent, const std::string& name, torch::ScalarType dtype,
+                            const std::vector<int64_t>& shape, hid_t file_type) {
+  H5Dataset d;
+  d.name_ = name;
+  d.dtype_ = dtype;
+  d.file_path_ = file_name_of(parent);
+  d.shape_ = shape;
+  const std::vector<hsize_t> dims = to_hsize(shape);
+  H5Id space(DDPT_CHECK_H5(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr)));
+  H5Id properties(DDPT_CHECK_H5(H5Pcreate(H5P_DATASET_CREATE)));
+  std::vector<hsize_t> chunk = dims;
+  int64_t row_bytes = torch::elementSize(dtype);
+  for (size_t i = 1; i < shape.size(); ++i) row_bytes *= shape[i];
+  chunk[0] = static_cast<hsize_t>(std::clamp<int64_t>(
+      kTargetChunkBytes / std::max<int64_t>(row_bytes, 1), 1, std::max<int64_t>(shape[0], 1)));
+  for (auto& c : chunk) c = std::max<hsize_t>(c, 1);
+  DDPT_CHECK_H5(H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data()));
+  DDPT_CHECK_H5(H5Pset_fletcher32(properties.get()));
+  const hid_t stored = file_type >= 0 ? file_type : h5_memory_type(dtype);
+  d.dataset_ = H5Id(DDPT_CHECK_H5(H5Dcreate2(parent, name.c_str(), stored, space.get(), H5P_DEFAULT,
+                                             properties.get(), H5P_DEFAULT)));
+  H5Id type(DDPT_CHECK_H5(H5Dget_type(d.dataset_.get())));
+  d.stored_type_ = describe_h5_type(type.get());
+  return d;
+}
+
+std::string H5Dataset::where() const {
+  return (file_path_.empty() ? "" : "'" + file_path_ + "' ") + "dataset '" + name_ + "'";
+}
+
+torch::Tensor H5Dataset::read_selection(hid_t file_space, int64_t rows) const {
+  std::vector<int64_t> out_shape = shape_;
+  if (out_shape.empty()) out_shape.push_back(1);
+  out_shape[0] = rows;
+  torch::Tensor out = torch::empty(out_shape, torch::TensorOptions().dtype(dtype_));
+  if (out.numel() == 0) return out;
+  const std::vector<hsize_t> memory_dims = to_hsize(out_shape);
+  H5Id memory_space(DDPT_CHECK_H5(
+      H5Screate_simple(static_cast<int>(memory_dims.size()), memory_dims.data(), nullptr)));
+  try {
+    DDPT_CHECK_H5(H5Dread(dataset_.get(), h5_memory_type(dtype_), memory_space.get(), file_space,
+                          H5P_DEFAULT, out.data_ptr()));
+  } catch (const H5Error& e) {
+    throw DataError(where() + ": " + e.stack(), /*collective=*/false);
+  }
+  return out;
+}
+
+torch::Tensor H5Dataset::read_rows(const std::vector<int64_t>& sorted_rows) const {
+  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+  DDPT_CHECK_H5(H5Sselect_none(file_space.get()));
+  std::vector<hsize_t> start(shape_.size(), 0);
+  std::vector<hsize_t> count = to_hsize(shape_);
+  for (size_t i = 0; i < sorted_rows.size();) {
+    size_t j = i + 1;
+    while (j < sorted_rows.size() && sorted_rows[j] == sorted_rows[j - 1] + 1) ++j;
+    start[0] = static_cast<hsize_t>(sorted_rows[i]);
+    count[0] = static_cast<hsize_t>(j - i);
+    DDPT_CHECK_H5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_OR, start.data(), nullptr,
+                                      count.data(), nullptr));
+    i = j;
+  }
+  return read_selection(file_space.get(), static_cast<int64_t>(sorted_rows.size()));
+}
+
+torch::Tensor H5Dataset::read_range(int64_t first, int64_t count) const {
+  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+  std::vector<hsize_t> start(shape_.size(), 0);
+  std::vector<hsize_t> extent = to_hsize(shape_);
+  start[0] = static_cast<hsize_t>(first);
+  extent[0] = static_cast<hsize_t>(count);
+  DDPT_CHECK_H5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                    extent.data(), nullptr));
+  return read_selection(file_space.get(), count);
+}
+
+void H5Dataset::write_rows(int64_t first, const torch::Tensor& block) {
+  const torch::Tensor data = block.detach().to(dtype_).cpu().contiguous();
+  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+  std::vector<hsize_t> memory_dims = to_hsize(shape_);
+  memory_dims[0] = static_cast<hsize_t>(data.size(0));
+  H5Id memory_space(DDPT_CHECK_H5(
+      H5Screate_simple(static_cast<int>(memory_dims.size()), memory_dims.data(), nullptr)));
+  if (data.size(0) == 0) {
+    DDPT_CHECK_H5(H5Sselect_none(file_space.get()));
+    DDPT_CHECK_H5(H5Sselect_none(memory_space.get()));
+  } else {
+    std::vector<hsize_t> start(shape_.size(), 0);
+    start[0] = static_cast<hsize_t>(first);
+    DDPT_CHECK_H5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                      memory_dims.data(), nullptr));
+  }
+  const H5Id transfer = transfer_for(dataset_.get());
+  DDPT_CHECK_H5(H5Dwrite(dataset_.get(), h5_memory_type(dtype_), memory_space.get(),
+                         file_space.get(), transfer.get(), data.data_ptr()));
+}
+
+}  // namespace ddpt

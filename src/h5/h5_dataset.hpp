@@ -1,0 +1,56 @@
+// One HDF5 dataset read or written a block of rows at a time: the training data a rank samples
+// from (hyperslab reads of only the rows it needs, so the file never has to fit in memory) and
+// the predictions every rank writes its share of.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "h5/h5_file.hpp"
+#include "h5/h5_id.hpp"
+
+namespace ddpt {
+
+class H5Dataset {
+ public:
+  // Opens `name` in `file`. DataError naming the file and the object if it is missing, is not a
+  // dataset, or holds a type ddptrain does not read (see h5_types.hpp).
+  static H5Dataset open(const H5File& file, const std::string& name);
+  // Collective (MPI-IO file): creates `name` under `parent` with `shape`, chunked by rows with the
+  // Fletcher32 checksum. Rows are written from `dtype` tensors and stored as `file_type`
+  // (default: the same type; e.g. H5T_STD_U16LE for int64 token ids).
+  static H5Dataset create(hid_t parent, const std::string& name, torch::ScalarType dtype,
+                          const std::vector<int64_t>& shape, hid_t file_type = H5I_INVALID_HID);
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t rows() const { return shape_.empty() ? 1 : shape_[0]; }
+  torch::ScalarType dtype() const { return dtype_; }  // in memory (uint16 is widened to int32)
+  const std::string& stored_type() const { return stored_type_; }  // "uint16", "float32", ...
+  const std::string& name() const { return name_; }
+  std::string where() const;  // "'file.h5' dataset 'inputs'", for messages
+  hid_t id() const { return dataset_.get(); }
+
+  // Rows `sorted_rows` (ascending, no repeats) as one tensor [n, shape[1:]...]; one read of a
+  // union of hyperslabs, consecutive rows merged into one block.
+  torch::Tensor read_rows(const std::vector<int64_t>& sorted_rows) const;
+  // Rows [first, first + count).
+  torch::Tensor read_range(int64_t first, int64_t count) const;
+  // Collective (MPI-IO file): this rank writes `block` into rows [first, first + block.size(0));
+  // a rank with nothing to write passes an empty block.
+  void write_rows(int64_t first, const torch::Tensor& block);
+
+ private:
+  H5Dataset() = default;
+  torch::Tensor read_selection(hid_t file_space, int64_t rows) const;
+
+  H5Id dataset_;
+  std::vector<int64_t> shape_;
+  torch::ScalarType dtype_ = torch::kFloat;
+  std::string stored_type_;
+  std::string file_path_;
+  std::string name_;
+};
+
+}  // namespace ddpt

@@ -1,0 +1,56 @@
+#include "train/evaluate.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "train/task_loss.hpp"
+
+namespace ddpt {
+
+std::pair<int64_t, int64_t> share_of_rows(int64_t rows, int rank, int world) {
+  const int64_t base = rows / world;
+  const int64_t extra = rows % world;  // the first `extra` ranks take one more row
+  const int64_t first = rank * base + std::min<int64_t>(rank, extra);
+  return {first, base + (rank < extra ? 1 : 0)};
+}
+
+EvalResult evaluate(Model& model, const Dataset& data, Communicator& comm, int64_t batch) {
+  torch::NoGradGuard no_grad;
+  model.train(false);
+  const DatasetInfo info = data.info();
+  const auto [first, count] = share_of_rows(data.size(), comm.rank(), comm.size());
+  torch::Tensor sums = torch::zeros({3}, torch::TensorOptions().dtype(torch::kDouble));
+  for (int64_t start = first; start < first + count; start += batch) {
+    const int64_t n = std::min(batch, first + count - start);
+    const Batch b = data.get(torch::arange(start, start + n, torch::kLong));
+    const torch::Tensor outputs = model.forward(b.inputs.to(comm.device()));
+    sums += task_sums(info, outputs, b.targets.to(comm.device())).cpu();
+  }
+  model.train(true);
+  torch::Tensor global = sums.to(comm.device());
+  comm.all_reduce(global, ReduceOp::kSum);
+  global = global.cpu();
+  EvalResult result;
+  const double units = global[2].item<double>();
+  result.loss = units > 0 ? global[0].item<double>() / units : 0.0;
+  result.accuracy =
+      units > 0 && info.task != Task::kRegression ? global[1].item<double>() / units : 0.0;
+  result.samples = data.size();
+  return result;
+}
+
+std::string describe_eval(const EvalResult& result, Task task) {
+  switch (task) {
+    case Task::kClassification:
+      return fmt::format("loss {:.5f}  accuracy {:.4f}", result.loss, result.accuracy);
+    case Task::kNextToken:
+      return fmt::format("loss {:.5f}  perplexity {:.3f}  token accuracy {:.4f}", result.loss,
+                         std::exp(result.loss), result.accuracy);
+    case Task::kRegression:
+      return fmt::format("loss (mse) {:.6f}", result.loss);
+  }
+  return "";
+}
+
+}  // namespace ddpt
