@@ -55,19 +55,22 @@ DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
 
 }  // namespace
 
-torch::Tensor read_indexed_rows(const H5Dataset& dataset, const torch::Tensor& indices) {
+RowRequest plan_row_read(const torch::Tensor& indices, int64_t rows) {
   const torch::Tensor wanted = indices.to(torch::kLong).contiguous();
-  const auto [unique_rows, inverse] =
-      torch::_unique(wanted, /*sorted=*/true, /*return_inverse=*/true);
+  auto [unique_rows, inverse] = torch::_unique(wanted, /*sorted=*/true, /*return_inverse=*/true);
   const int64_t* first = unique_rows.data_ptr<int64_t>();
-  const std::vector<int64_t> rows(first, first + unique_rows.numel());
-  if (!rows.empty() && (rows.front() < 0 || rows.back() >= dataset.rows())) {
-    throw Error(
-        fmt::format("row {} requested from {} of {} rows",
-                    rows.front() < 0 ? rows.front() : rows.back(), dataset.where(), dataset.rows()),
-        ExitCode::kInternal, false);
+  RowRequest request{std::vector<int64_t>(first, first + unique_rows.numel()), inverse};
+  const auto& sorted = request.sorted_rows;
+  if (!sorted.empty() && (sorted.front() < 0 || sorted.back() >= rows)) {
+    throw Error(fmt::format("row {} requested of a dataset with {} rows",
+                            sorted.front() < 0 ? sorted.front() : sorted.back(), rows),
+                ExitCode::kInternal, false);
   }
-  return dataset.read_rows(rows).index_select(0, inverse);
+  return request;
+}
+
+torch::Tensor read_rows(const H5Dataset& dataset, const RowRequest& request) {
+  return dataset.read_rows(request.sorted_rows).index_select(0, request.order);
 }
 
 H5ArrayDataset::H5ArrayDataset(const std::string& path, const std::string& inputs,
@@ -79,8 +82,9 @@ H5ArrayDataset::H5ArrayDataset(const std::string& path, const std::string& input
 
 Batch H5ArrayDataset::get(const torch::Tensor& indices) const {
   Batch batch;
-  batch.inputs = read_indexed_rows(inputs_, indices).to(torch::kFloat);
-  torch::Tensor targets = read_indexed_rows(targets_, indices);
+  const RowRequest request = plan_row_read(indices, inputs_.rows());
+  batch.inputs = read_rows(inputs_, request).to(torch::kFloat);
+  torch::Tensor targets = read_rows(targets_, request);
   if (info_.task == Task::kClassification) {
     batch.targets = targets.to(torch::kLong);
     const auto [low, high] = torch::aminmax(batch.targets);

@@ -31,7 +31,15 @@ class H5ArrayDataset final : public Dataset {
   DatasetInfo info_;
 };
 
-// Reads `indices` (any order, repeats allowed) of `dataset` with one sorted hyperslab read.
-torch::Tensor read_indexed_rows(const H5Dataset& dataset, const torch::Tensor& indices);
+
+// Rows asked for in any order, with repeats, as one ascending read and the way back.
+struct RowRequest {
+  std::vector<int64_t> sorted_rows;  // ascending, no repeats: what is read
+  torch::Tensor order;               // int64: row k of the answer is sorted_rows[order[k]]
+};
+// `indices` (1-D, any integer type) as a RowRequest; Error if one is outside [0, rows).
+RowRequest plan_row_read(const torch::Tensor& indices, int64_t rows);
+// The requested rows of `dataset`, in the requested order (one hyperslab read).
+torch::Tensor read_rows(const H5Dataset& dataset, const RowRequest& request);
 
 }  // namespace ddpt

@@ -64,9 +64,20 @@ for n, p in zip((1, 2, 3), preds):
     assert diff < 1e-5, f"{n} ranks differ from 1 rank by {diff}"
 print(f"ok: predictions on 1, 2, 3 ranks agree and match numpy (max err {err:.2e})")
 PY
-h5dump -d /predictions -s "2999,0" -c "1,6" "$work/pred3.h5" >"$work/dump.txt" \
-  || fail "h5dump cannot read predictions"
-grep -q "(2999,0)" "$work/dump.txt" || fail "h5dump output: $(cat "$work/dump.txt")"
+# h5dump, a reader that is not h5py: the last prediction row is the one h5py read, the eval losses
+# in metrics.h5 are those the run printed, and the best checkpoint's step attribute is its step.
+dump_values() { sed -n '/DATA {/,/}/p' | grep -v '[{}]' | tr -d ' \n'; }
+dumped=$(h5dump -y -w 0 -m %.9g -d /predictions -s "2999,0" -c "1,6" "$work/pred3.h5" | dump_values)
+expected=$(/usr/bin/python3 -c "
+import h5py
+print(','.join('%.9g' % float(v) for v in h5py.File('$work/pred3.h5', 'r')['predictions'][2999]))")
+[[ -n $dumped && $dumped == "$expected" ]] || fail "h5dump prediction row: '$dumped' vs h5py '$expected'"
+dumped=$(h5dump -y -w 0 -m %.5f -d /eval/loss "$work/run/metrics.h5" | dump_values)
+printed=$(grep -oP '^eval at step \d+: loss \K[0-9.]+' "$work/train.txt" | paste -sd,)
+[[ -n $dumped && $dumped == "$printed" ]] || fail "h5dump /eval/loss '$dumped' vs printed '$printed'"
+step_attr=$(h5dump -a /step "$work/run/checkpoints/$best" | grep -oP '\(0\): \K\d+')
+[[ $step_attr -eq $((10#${best:5:8})) ]] || fail "h5dump step attribute $step_attr of $best"
+echo "ok: h5dump reads predictions, metrics and checkpoint values as the run logged them"
 "$ddptrain" inspect "$work/pred3.h5" >"$work/inspect.txt" || fail "inspect predictions"
 grep -q "predictions (classification), 3000 rows x 6 outputs, by 3 rank" "$work/inspect.txt" \
   || fail "inspect: $(cat "$work/inspect.txt")"

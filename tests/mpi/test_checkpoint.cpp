@@ -149,3 +149,40 @@ TEST(Checkpoint, DamagedOrForeignCheckpointsAreRefusedByName) {
 
 }  // namespace
 }  // namespace ddpt::testing
+
+namespace ddpt::testing {
+namespace {
+
+// checkpoint.keep_best: the checkpoint with the lowest eval loss survives pruning even when it is
+// not among the newest, and checkpoints/best points at it.
+TEST(Checkpoint, KeepBestKeepsTheLowestEvalLossBesideTheNewest) {
+  const std::string dir = shared_temp_dir();
+  torch::manual_seed(5);
+  auto weight = torch::randn({3, 4});
+  TrainingState state;
+  state.params = {{"w", weight}};
+  torch::optim::SGD sgd({weight}, torch::optim::SGDOptions(0.1));
+  state.optimizer = &sgd;
+  state.optimizer_type = "sgd";
+  const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/true};
+  const std::vector<double> eval_losses{3.0, 1.0, 2.0, 4.0};  // best at step 2
+  for (int64_t step = 1; step <= 4; ++step) {
+    save_checkpoint(dir, step, 0, state, MPI_COMM_WORLD, retention, eval_losses[step - 1]);
+  }
+  std::vector<std::string> kept;
+  for (const auto& entry : fs::directory_iterator(fs::path(dir) / "checkpoints")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) == 0) kept.push_back(name);
+  }
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<std::string>{"step_00000002.h5", "step_00000004.h5"}));
+  EXPECT_EQ(fs::read_symlink(fs::path(dir) / "checkpoints" / "best"), "step_00000002.h5");
+  EXPECT_EQ(fs::read_symlink(fs::path(dir) / "checkpoints" / "latest"), "step_00000004.h5");
+  MPI_Barrier(MPI_COMM_WORLD);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ddpt::testing
