@@ -76,6 +76,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   state.optimizer = &trainer.optimizer();
   state.optimizer_type = config.optim.type;
   state.config = config.resolved_text;
+  state.schedule = trainer.schedule().describe();
   int64_t resume_step = 0;
   if (const std::string path = checkpoint_to_resume(config); !path.empty()) {
     resume_step = load_checkpoint(path, state, comm->rank(), comm->size());
@@ -95,7 +96,12 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   spdlog::info("  buckets         : {} (first {} MiB, then {} MiB)",
                trainer.engine().reducer().buckets().size(), config.ddp.first_bucket_mb,
                config.ddp.bucket_mb);
-  spdlog::info("  optimizer       : {} lr {}", config.optim.type, config.optim.lr);
+  spdlog::info("  optimizer       : {}, weight decay {} (not on biases and norms){}",
+               config.optim.type, config.optim.weight_decay,
+               config.optim.clip > 0
+                   ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
+                   : std::string());
+  spdlog::info("  learning rate   : {}", trainer.schedule().describe());
   if (resume_step > 0) spdlog::info("  resumed         : at step {}", resume_step);
   std::unique_ptr<MetricsWriter> metrics;
   const std::string metrics_path = config.run.dir + "/metrics.h5";

@@ -60,12 +60,20 @@ struct EvalConfig {
 
 struct OptimConfig {
   std::string type = "adamw";  // sgd | adamw
-  double lr = 1e-3;
-  double momentum = 0.9;  // sgd
-  double weight_decay = 0.0;
-  double beta1 = 0.9;  // adamw
+  double lr = 1e-3;            // peak learning rate
+  double momentum = 0.9;       // sgd
+  bool nesterov = false;       // sgd
+  double weight_decay = 0.0;   // not applied to biases and norm weights (1-D parameters)
+  double beta1 = 0.9;          // adamw
   double beta2 = 0.999;
   double eps = 1e-8;
+  std::string schedule = "constant";  // constant | cosine | step (each after optim.warmup)
+  int64_t warmup = 0;                 // steps of linear warmup from lr / warmup to lr
+  double min_lr = 0.0;                // cosine: the learning rate at the end of the decay
+  int64_t decay_steps = 0;   // cosine: steps until min_lr (counted from step 0); 0 = train.steps
+  int64_t step_size = 1000;  // step: steps between decays
+  double gamma = 0.1;        // step: factor per decay
+  double clip = 0.0;         // clip gradients to this global L2 norm; 0 = off
 };
 
 struct DdpConfig {

@@ -68,13 +68,32 @@ OptionTable make_table(Config& c) {
       .add("train.resume", &c.train.resume,
            "resume from: none | auto (newest complete checkpoint in run.dir) | a checkpoint file")
       .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
-      .add("optim.lr", &c.optim.lr, "learning rate", positive())
+      .add("optim.lr", &c.optim.lr, "peak learning rate (after warmup, before decay)", positive())
       .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())
-      .add("optim.weight_decay", &c.optim.weight_decay, "weight decay (AdamW: decoupled)",
+      .add("optim.nesterov", &c.optim.nesterov, "SGD: Nesterov momentum")
+      .add("optim.weight_decay", &c.optim.weight_decay,
+           "weight decay (AdamW: decoupled); biases and norm weights (1-D parameters) are not "
+           "decayed",
            non_negative())
       .add("optim.beta1", &c.optim.beta1, "AdamW beta1", in_unit_interval())
       .add("optim.beta2", &c.optim.beta2, "AdamW beta2", in_unit_interval())
       .add("optim.eps", &c.optim.eps, "AdamW epsilon", positive())
+      .add("optim.schedule", &c.optim.schedule,
+           "learning rate schedule after warmup: constant | cosine (to optim.min_lr at "
+           "optim.decay_steps) | step (x optim.gamma every optim.step_size steps)",
+           one_of({"constant", "cosine", "step"}))
+      .add("optim.warmup", &c.optim.warmup,
+           "steps of linear warmup: step k (from 0) uses lr x (k + 1) / warmup", at_least(0))
+      .add("optim.min_lr", &c.optim.min_lr, "cosine: final learning rate", non_negative())
+      .add("optim.decay_steps", &c.optim.decay_steps,
+           "cosine: step at which min_lr is reached (counted from 0, warmup included); "
+           "0 = train.steps",
+           at_least(0))
+      .add("optim.step_size", &c.optim.step_size, "step: steps between decays", at_least(1))
+      .add("optim.gamma", &c.optim.gamma, "step: factor applied at each decay", positive())
+      .add("optim.clip", &c.optim.clip,
+           "clip gradients to this global L2 norm (the unclipped norm is logged); 0 = off",
+           non_negative())
       .add("ddp.bucket_mb", &c.ddp.bucket_mb, "gradient bucket cap in MiB", positive())
       .add("ddp.first_bucket_mb", &c.ddp.first_bucket_mb,
            "cap of the first bucket in MiB (small, so communication starts early)", positive())

@@ -26,6 +26,7 @@ class DataParallel {
   void zero_grad() { reducer_->zero_grad(); }
 
   const Reducer& reducer() const { return *reducer_; }
+  Reducer& reducer() { return *reducer_; }
   Communicator& communicator() { return comm_; }
 
  private:

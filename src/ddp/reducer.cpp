@@ -164,6 +164,11 @@ double Reducer::gradient_norm() const {
   return std::sqrt(squares);
 }
 
+void Reducer::scale_gradients(double factor) {
+  torch::NoGradGuard no_grad;
+  for (auto& bucket : buckets_) bucket.buffer.mul_(factor);
+}
+
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
   for (auto& bucket : buckets_) bucket.buffer.zero_();

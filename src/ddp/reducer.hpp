@@ -54,6 +54,8 @@ class Reducer {
   // L2 norm of all gradients (after finalize_backward: the same on every rank). Synchronises
   // with the device; call it at log steps, not every step.
   double gradient_norm() const;
+  // Multiplies every gradient by `factor` (gradient clipping), in place in the buckets.
+  void scale_gradients(double factor);
 
   const std::vector<BucketSpec>& buckets() const { return plan_; }
   const ReducerTrace& last_trace() const { return trace_; }

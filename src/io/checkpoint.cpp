@@ -151,6 +151,9 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
     write_group(root, "model", state.params, writer);
     write_group(root, "buffers", state.buffers, writer);
     write_optimizer(root, state, writer);
+    H5Id scheduler = create_group(root, "scheduler");
+    write_attribute(scheduler.get(), "description", state.schedule);
+    write_attribute(scheduler.get(), "step", step);
     H5Id rng = create_group(root, "rng");
     write_row(rng.get(), "torch_cpu", rng_state_bytes(), rank, size);
     H5Id data = create_group(root, "data");

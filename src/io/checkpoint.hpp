@@ -28,6 +28,8 @@ struct TrainingState {
   torch::optim::Optimizer* optimizer = nullptr;
   std::string optimizer_type;  // "sgd" | "adamw": a checkpoint loads only into the same kind
   std::string config;          // the resolved deck, for the record
+  std::string schedule;        // the learning rate schedule, for the record (a function of the
+                               // step: a resumed run needs nothing else to continue it)
 };
 
 // "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.

@@ -3,23 +3,54 @@
 #include "util/error.hpp"
 
 namespace ddpt {
+namespace {
+
+// Parameters with at least two dimensions (weight matrices, embeddings, convolution kernels) are
+// decayed; vectors (biases, LayerNorm/BatchNorm weights) are not.
+bool decayed(const torch::Tensor& param) {
+  return param.dim() >= 2;
+}
+
+template <class Options>
+std::vector<torch::optim::OptimizerParamGroup> groups(const std::vector<NamedTensor>& params,
+                                                      const Options& options) {
+  std::vector<torch::Tensor> decay;
+  std::vector<torch::Tensor> no_decay;
+  for (const auto& p : params) (decayed(p.tensor) ? decay : no_decay).push_back(p.tensor);
+  auto without_decay = std::make_unique<Options>(options);
+  without_decay->weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> out;
+  if (!decay.empty()) out.emplace_back(decay, std::make_unique<Options>(options));
+  if (!no_decay.empty()) out.emplace_back(no_decay, std::move(without_decay));
+  return out;
+}
+
+}  // namespace
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
-                                                        std::vector<torch::Tensor> params) {
+                                                        const std::vector<NamedTensor>& params) {
   if (config.type == "sgd") {
-    return std::make_unique<torch::optim::SGD>(std::move(params),
-                                               torch::optim::SGDOptions(config.lr)
-                                                   .momentum(config.momentum)
-                                                   .weight_decay(config.weight_decay));
+    const auto options = torch::optim::SGDOptions(config.lr)
+                             .momentum(config.momentum)
+                             .nesterov(config.nesterov)
+                             .weight_decay(config.weight_decay);
+    if (config.nesterov && config.momentum <= 0) {
+      throw ConfigError("option 'optim.nesterov' needs optim.momentum > 0");
+    }
+    return std::make_unique<torch::optim::SGD>(groups(params, options), options);
   }
   if (config.type == "adamw") {
-    return std::make_unique<torch::optim::AdamW>(std::move(params),
-                                                 torch::optim::AdamWOptions(config.lr)
-                                                     .betas({config.beta1, config.beta2})
-                                                     .eps(config.eps)
-                                                     .weight_decay(config.weight_decay));
+    const auto options = torch::optim::AdamWOptions(config.lr)
+                             .betas({config.beta1, config.beta2})
+                             .eps(config.eps)
+                             .weight_decay(config.weight_decay);
+    return std::make_unique<torch::optim::AdamW>(groups(params, options), options);
   }
   throw ConfigError("option 'optim.type' = " + config.type + ": unknown optimizer");
+}
+
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
 }  // namespace ddpt

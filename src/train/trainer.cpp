@@ -16,11 +16,8 @@ namespace {
 // Steps left out of the steady-state throughput: allocator and thread-pool warm-up.
 constexpr int64_t kMaxWarmupSteps = 5;
 
-std::vector<torch::Tensor> tensors_of(const std::vector<NamedTensor>& named) {
-  std::vector<torch::Tensor> out;
-  for (const auto& n : named) out.push_back(n.tensor);
-  return out;
-}
+// Added to the norm before dividing by it when clipping (as torch.nn.utils.clip_grad_norm_ does).
+constexpr double kClipEpsilon = 1e-6;
 
 SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t dataset_size) {
   SamplerSpec spec;
@@ -52,7 +49,8 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       model_(model),
       data_(data),
       info_(data.info()),
-      sampler_(sampler_spec(config, comm, data.size())) {
+      sampler_(sampler_spec(config, comm, data.size())),
+      schedule_(config.optim, config.train.steps) {
   model_.to(comm_.device());
   model_.train(true);
   for (auto& p : model_.named_parameters()) {
@@ -62,7 +60,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   options.bucket_mb = config.ddp.bucket_mb;
   options.first_bucket_mb = config.ddp.first_bucket_mb;
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
-  optimizer_ = make_optimizer(config.optim, tensors_of(trainable_));
+  optimizer_ = make_optimizer(config.optim, trainable_);
 }
 
 double Trainer::train_step(int64_t step) {
@@ -80,6 +78,14 @@ double Trainer::train_step(int64_t step) {
     engine_->backward(loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
   }
+  // The averaged gradients are identical on every rank, so every rank clips alike without talking.
+  if (config_.optim.clip > 0) {
+    unclipped_norm_ = engine_->reducer().gradient_norm();
+    if (unclipped_norm_ > config_.optim.clip) {
+      engine_->reducer().scale_gradients(config_.optim.clip / (unclipped_norm_ + kClipEpsilon));
+    }
+  }
+  set_learning_rate(*optimizer_, schedule_.lr_at(step));
   optimizer_->step();
   return step_loss.item<double>();
 }
@@ -119,7 +125,8 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     record.samples_per_s = global_batch * interval_steps / seconds;
     record.comm_wait_s = interval_wait / interval_steps;
     record.lr = optimizer_->param_groups().front().options().get_lr();
-    record.grad_norm = engine_->reducer().gradient_norm();
+    record.grad_norm =
+        config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
     summary.records.push_back(record);
     if (callbacks.on_record) callbacks.on_record(record);
     spdlog::info(

@@ -11,6 +11,7 @@
 #include "data/distributed_sampler.hpp"
 #include "ddp/data_parallel.hpp"
 #include "models/model.hpp"
+#include "train/lr_schedule.hpp"
 
 namespace ddpt {
 
@@ -23,7 +24,8 @@ struct StepRecord {
   int64_t epoch = 0;
   double loss = 0;           // mean over all ranks and micro-steps
   double lr = 0;             // learning rate of the last step
-  double grad_norm = 0;      // global L2 norm of the averaged gradients of the last step
+  double grad_norm = 0;      // global L2 norm of the averaged gradients of the last step, before
+                             // clipping
   double samples_per_s = 0;  // global, over the interval since the previous record
   double step_time_s = 0;    // mean over the interval
   double comm_wait_s = 0;    // mean time per step spent waiting for gradient all-reduces
@@ -53,6 +55,7 @@ class Trainer {
   DataParallel& engine() { return *engine_; }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const std::vector<NamedTensor>& trainable() const { return trainable_; }
+  const LrSchedule& schedule() const { return schedule_; }
   int64_t epoch_of(int64_t step) const { return sampler_.epoch_of(step); }
 
  private:
@@ -67,6 +70,8 @@ class Trainer {
   std::unique_ptr<DataParallel> engine_;
   std::vector<NamedTensor> trainable_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  LrSchedule schedule_;
+  double unclipped_norm_ = 0;  // of the last step, when optim.clip is on
   int64_t start_step_ = 0;
 };
 

@@ -34,6 +34,14 @@ with h5py.File(f"{run}/checkpoints/{best}", "r") as c:
 print(f"ok: best -> {best} (eval losses {[round(x, 5) for x in losses]}), kept {kept}")
 PY
 
+# The post-analysis tool plots the eval curve and reports the best eval loss.
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+/usr/bin/python3 "$repo/share/ddptrain/plot_metrics.py" "$work/run" -o "$work/curves.png" \
+  >"$work/plot.txt" || fail "plot_metrics.py"
+best_loss=$(/usr/bin/python3 -c "import h5py; print('%.5f' % min(h5py.File('$work/run/metrics.h5')['eval/loss'][:]))")
+grep -q " $best_loss " "$work/plot.txt" || fail "plot_metrics.py summary lacks best eval $best_loss: $(cat "$work/plot.txt")"
+test -s "$work/curves.png" || fail "plot_metrics.py wrote no PNG"
+
 # predict on 1, 2 and 3 ranks (3 does not divide 3000 rows evenly).
 for n in 1 2 3; do
   mpi $n predict "$deck_used" --checkpoint "$work/run/checkpoints/best" --input "$work/data.h5" \

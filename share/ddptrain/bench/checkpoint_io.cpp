@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   std::vector<torch::Tensor> tensors;
   for (const auto& p : params) tensors.push_back(p.tensor);
   OptimConfig adamw;
-  auto optimizer = make_optimizer(adamw, tensors);
+  auto optimizer = make_optimizer(adamw, params);
   model.forward(torch::randn({8, 2048})).sum().backward();
   optimizer->step();  // creates the optimizer state
   TrainingState state{params, {}, optimizer.get(), "adamw", "[bench]\n"};
