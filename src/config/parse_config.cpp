@@ -67,6 +67,10 @@ OptionTable make_table(Config& c) {
            "intra-op threads per rank; 0 = cores available / ranks on the node", at_least(0))
       .add("train.resume", &c.train.resume,
            "resume from: none | auto (newest complete checkpoint in run.dir) | a checkpoint file")
+      .add("train.max_bad_steps", &c.train.max_bad_steps,
+           "a step whose averaged gradients hold NaN or inf is skipped by every rank; this many "
+           "in a row stop the run with exit code 4 (nothing more is saved)",
+           at_least(1))
       .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
       .add("optim.lr", &c.optim.lr, "peak learning rate (after warmup, before decay)", positive())
       .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())

@@ -164,6 +164,14 @@ double Reducer::gradient_norm() const {
   return std::sqrt(squares);
 }
 
+bool Reducer::gradients_finite() const {
+  torch::NoGradGuard no_grad;
+  for (const auto& bucket : buckets_) {
+    if (!torch::isfinite(bucket.buffer).all().item<bool>()) return false;
+  }
+  return true;
+}
+
 void Reducer::scale_gradients(double factor) {
   torch::NoGradGuard no_grad;
   for (auto& bucket : buckets_) bucket.buffer.mul_(factor);

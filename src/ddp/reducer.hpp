@@ -54,6 +54,9 @@ class Reducer {
   // L2 norm of all gradients (after finalize_backward: the same on every rank). Synchronises
   // with the device; call it at log steps, not every step.
   double gradient_norm() const;
+  // Whether every gradient is finite (after finalize_backward: the same answer on every rank, since
+  // a NaN or inf on any rank reaches every rank through the all-reduce).
+  bool gradients_finite() const;
   // Multiplies every gradient by `factor` (gradient clipping), in place in the buckets.
   void scale_gradients(double factor);
 

@@ -26,7 +26,8 @@ std::vector<double> row_of(const StepRecord& r) {
           r.grad_norm,
           r.samples_per_s,
           r.step_time_s,
-          r.comm_wait_s};
+          r.comm_wait_s,
+          static_cast<double>(r.skipped_steps)};
 }
 
 std::vector<double> eval_row_of(Task task, int64_t step, const EvalResult& r) {
@@ -40,7 +41,7 @@ std::vector<double> eval_row_of(Task task, int64_t step, const EvalResult& r) {
 }
 
 bool is_integer_column(const std::string& name) {
-  return name == "step" || name == "epoch";
+  return name == "step" || name == "epoch" || name == "skipped_steps";
 }
 
 std::vector<H5Series> create_series(hid_t group, const std::vector<std::string>& columns) {
@@ -81,8 +82,9 @@ void append_rows(std::vector<H5Series>& series, const std::vector<std::vector<do
 }  // namespace
 
 const std::vector<std::string>& MetricsWriter::train_columns() {
-  static const std::vector<std::string> columns{
-      "step", "epoch", "loss", "lr", "grad_norm", "samples_per_s", "step_time_s", "comm_wait_s"};
+  static const std::vector<std::string> columns{"step",        "epoch",       "loss",
+                                                "lr",          "grad_norm",   "samples_per_s",
+                                                "step_time_s", "comm_wait_s", "skipped_steps"};
   return columns;
 }
 

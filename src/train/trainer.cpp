@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "train/optimizer.hpp"
 #include "train/task_loss.hpp"
@@ -63,7 +64,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   optimizer_ = make_optimizer(config.optim, trainable_);
 }
 
-double Trainer::train_step(int64_t step) {
+std::optional<double> Trainer::train_step(int64_t step) {
   const int64_t accum = config_.train.grad_accum;
   engine_->zero_grad();
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(comm_.device()));
@@ -78,6 +79,21 @@ double Trainer::train_step(int64_t step) {
     engine_->backward(loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
   }
+  // A NaN or inf on any rank reaches every rank's averaged gradients through the all-reduce, so
+  // every rank makes the same decision here, and skips the step together.
+  if (!engine_->reducer().gradients_finite()) {
+    ++skipped_steps_;
+    if (++bad_in_a_row_ >= config_.train.max_bad_steps) {
+      throw NumericalError(fmt::format(
+          "gradients were NaN or inf in {} steps in a row (up to step {}; train.max_bad_steps): "
+          "training diverged; lower optim.lr, set optim.clip, or check the data",
+          bad_in_a_row_, step + 1));
+    }
+    spdlog::warn("step {}: gradients not finite on some rank; every rank skips this step",
+                 step + 1);
+    return std::nullopt;
+  }
+  bad_in_a_row_ = 0;
   // The averaged gradients are identical on every rank, so every rank clips alike without talking.
   if (config_.optim.clip > 0) {
     unclipped_norm_ = engine_->reducer().gradient_norm();
@@ -104,9 +120,14 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   double interval_wait = 0;
   int64_t interval_steps = 0;
   double interval_loss = 0;
+  int64_t interval_skipped = 0;
   for (int64_t step = start_step_; step < last_step; ++step) {
     if (step - start_step_ == summary.warmup_steps) steady.reset();
-    interval_loss += train_step(step);
+    if (const std::optional<double> loss = train_step(step)) {
+      interval_loss += *loss;
+    } else {
+      ++interval_skipped;
+    }
     interval_wait += engine_->reducer().last_trace().wait_seconds;
     ++interval_steps;
     const int64_t done = step + 1;
@@ -114,7 +135,10 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     if (done % config_.log.every != 0 && done != last_step) continue;
 
     // The loss line is global: mean over ranks (one small collective per log interval).
-    torch::Tensor loss = torch::tensor({interval_loss / interval_steps}, torch::kDouble);
+    const int64_t counted = interval_steps - interval_skipped;
+    torch::Tensor loss = torch::tensor(
+        {counted > 0 ? interval_loss / counted : std::numeric_limits<double>::quiet_NaN()},
+        torch::kDouble);
     comm_.all_reduce(loss, ReduceOp::kAvg);
     StepRecord record;
     record.step = done;
@@ -124,6 +148,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     record.step_time_s = seconds / interval_steps;
     record.samples_per_s = global_batch * interval_steps / seconds;
     record.comm_wait_s = interval_wait / interval_steps;
+    record.skipped_steps = skipped_steps_;
     record.lr = optimizer_->param_groups().front().options().get_lr();
     record.grad_norm =
         config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
@@ -131,13 +156,15 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     if (callbacks.on_record) callbacks.on_record(record);
     spdlog::info(
         "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
-        "comm wait {:.2f} ms",
+        "comm wait {:.2f} ms{}",
         done, steps_width, last_step, record.epoch, record.loss, record.samples_per_s,
-        record.step_time_s * 1e3, record.comm_wait_s * 1e3);
+        record.step_time_s * 1e3, record.comm_wait_s * 1e3,
+        record.skipped_steps > 0 ? fmt::format("  skipped {}", record.skipped_steps) : "");
     interval.reset();
     interval_wait = 0;
     interval_steps = 0;
     interval_loss = 0;
+    interval_skipped = 0;
   }
   summary.seconds = total.seconds();
   const int64_t steady_steps = summary.steps - summary.warmup_steps;

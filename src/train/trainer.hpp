@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "config/config.hpp"
@@ -22,13 +23,14 @@ int64_t per_rank_batch(const TrainConfig& train, int world_size);
 struct StepRecord {
   int64_t step = 0;  // 1-based: the number of optimizer steps done
   int64_t epoch = 0;
-  double loss = 0;           // mean over all ranks and micro-steps
-  double lr = 0;             // learning rate of the last step
-  double grad_norm = 0;      // global L2 norm of the averaged gradients of the last step, before
-                             // clipping
-  double samples_per_s = 0;  // global, over the interval since the previous record
-  double step_time_s = 0;    // mean over the interval
-  double comm_wait_s = 0;    // mean time per step spent waiting for gradient all-reduces
+  double loss = 0;            // mean over all ranks and micro-steps
+  double lr = 0;              // learning rate of the last step
+  double grad_norm = 0;       // global L2 norm of the averaged gradients of the last step, before
+                              // clipping
+  double samples_per_s = 0;   // global, over the interval since the previous record
+  double step_time_s = 0;     // mean over the interval
+  double comm_wait_s = 0;     // mean time per step spent waiting for gradient all-reduces
+  int64_t skipped_steps = 0;  // steps skipped for non-finite gradients so far in this run
 };
 
 struct TrainSummary {
@@ -59,7 +61,9 @@ class Trainer {
   int64_t epoch_of(int64_t step) const { return sampler_.epoch_of(step); }
 
  private:
-  double train_step(int64_t step);  // returns this rank's loss for the step
+  // Returns this rank's loss for the step, or nullopt if every rank skipped it (non-finite
+  // gradients); NumericalError after train.max_bad_steps skipped steps in a row.
+  std::optional<double> train_step(int64_t step);
 
   const Config& config_;
   Communicator& comm_;
@@ -72,6 +76,8 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrSchedule schedule_;
   double unclipped_norm_ = 0;  // of the last step, when optim.clip is on
+  int64_t bad_in_a_row_ = 0;
+  int64_t skipped_steps_ = 0;
   int64_t start_step_ = 0;
 };
 

@@ -1,0 +1,122 @@
+// Non-finite gradients: a NaN injected on one rank makes every rank skip that step (and only
+// that step), and train.max_bad_steps such steps in a row stop every rank with NumericalError
+// (exit code 4). Runs at any world size; the NaN comes from the last rank.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <set>
+
+#include "data/synthetic_classification.hpp"
+#include "dist/mpi_comm.hpp"
+#include "models/make_model.hpp"
+#include "support/training_fixture.hpp"
+#include "train/trainer.hpp"
+#include "util/error.hpp"
+
+namespace ddpt::testing {
+namespace {
+
+// Wraps a model; on this rank, the forward passes numbered in `poisoned` (0-based) return NaN.
+class PoisonedModel final : public Model {
+ public:
+  PoisonedModel(std::unique_ptr<Model> inner, std::set<int64_t> poisoned)
+      : inner_(std::move(inner)), poisoned_(std::move(poisoned)) {}
+  torch::Tensor forward(const torch::Tensor& inputs) override {
+    torch::Tensor out = inner_->forward(inputs);
+    return poisoned_.count(calls_++) ? out * std::numeric_limits<float>::quiet_NaN() : out;
+  }
+  std::vector<NamedTensor> named_parameters() override { return inner_->named_parameters(); }
+  std::vector<NamedTensor> named_buffers() override { return inner_->named_buffers(); }
+  void train(bool on) override { inner_->train(on); }
+  void to(torch::Device device) override { inner_->to(device); }
+  std::string describe() const override { return inner_->describe(); }
+
+ private:
+  std::unique_ptr<Model> inner_;
+  std::set<int64_t> poisoned_;
+  int64_t calls_ = 0;
+};
+
+int rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// Trains `steps` steps with NaN outputs at `poisoned` forward passes on the last rank; returns the
+// parameters after every step (index 0: before training) and the summary.
+struct Trace {
+  std::vector<std::vector<torch::Tensor>> params;
+  TrainSummary summary;
+};
+Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned) {
+  config.train.steps = steps;
+  config.log.every = steps;
+  MpiComm comm(MPI_COMM_WORLD);
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));
+  const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
+  PoisonedModel model(make_model(config.model, config.data.features, config.data.classes),
+                      rank() == world_size() - 1 ? std::move(poisoned) : std::set<int64_t>{});
+  Trainer trainer(config, comm, model, data);
+  Trace trace;
+  auto snapshot = [&] {
+    std::vector<torch::Tensor> now;
+    for (const auto& p : model.named_parameters()) now.push_back(p.tensor.detach().clone());
+    trace.params.push_back(now);
+  };
+  snapshot();
+  Trainer::Callbacks callbacks;
+  callbacks.on_step_end = [&](int64_t) { snapshot(); };
+  trace.summary = trainer.run(callbacks);
+  return trace;
+}
+
+bool all_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!torch::equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+TEST(Guards, NanOnOneRankMakesEveryRankSkipThatStep) {
+  const Trace trace = train_with_poison(small_config("adamw"), 6, {3});
+  ASSERT_EQ(trace.params.size(), 7u);
+  for (int64_t step = 1; step <= 6; ++step) {
+    const bool unchanged = all_equal(trace.params[step], trace.params[step - 1]);
+    EXPECT_EQ(unchanged, step == 4) << "after step " << step;  // forward pass 3 = step 4
+  }
+  for (const auto& p : trace.params.back()) EXPECT_TRUE(torch::isfinite(p).all().item<bool>());
+  ASSERT_EQ(trace.summary.records.size(), 1u);
+  EXPECT_EQ(trace.summary.records[0].skipped_steps, 1);
+  EXPECT_TRUE(std::isfinite(trace.summary.records[0].loss));  // skipped steps are not averaged in
+  // Every rank holds the same parameters: the decision was the same everywhere.
+  torch::Tensor mine =
+      torch::cat({trace.params.back()[0].flatten(), trace.params.back()[1].flatten()});
+  torch::Tensor biggest = mine.clone();
+  torch::Tensor smallest = mine.clone();
+  MPI_Allreduce(MPI_IN_PLACE, biggest.data_ptr<float>(), static_cast<int>(biggest.numel()),
+                MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, smallest.data_ptr<float>(), static_cast<int>(smallest.numel()),
+                MPI_FLOAT, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_TRUE(torch::equal(biggest, smallest));
+}
+
+TEST(Guards, TooManyBadStepsInARowStopEveryRankWithExitCode4) {
+  Config config = small_config("sgd");
+  config.train.max_bad_steps = 3;
+  try {
+    train_with_poison(config, 10, {2, 3, 4, 5, 6, 7, 8, 9});
+    FAIL() << "no NumericalError";
+  } catch (const NumericalError& e) {
+    EXPECT_EQ(e.code(), ExitCode::kNumerical);
+    EXPECT_TRUE(e.collective());
+    EXPECT_NE(std::string(e.what()).find("3 steps in a row (up to step 5"), std::string::npos)
+        << e.what();
+  }
+  // Bad steps that are not consecutive never stop the run.
+  const Trace trace = train_with_poison(config, 10, {1, 2, 4, 5, 7, 8});
+  EXPECT_EQ(trace.summary.records.at(0).skipped_steps, 6);
+}
+
+}  // namespace
+}  // namespace ddpt::testing
