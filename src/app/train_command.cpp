@@ -10,6 +10,7 @@
 #include "dist/make_communicator.hpp"
 #include "io/checkpoint.hpp"
 #include "io/metrics_writer.hpp"
+#include "models/freeze.hpp"
 #include "models/make_model.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
@@ -67,11 +68,12 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   check_validation_split(config, data);
   const DatasetInfo info = data.train->info();
   std::unique_ptr<Model> model = make_model(config.model, info);
+  const FreezeCount freeze = freeze_parameters(*model, config.model.freeze);
 
   Trainer trainer(config, *comm, *model, *data.train);  // last check of the deck against the data
 
   TrainingState state;
-  state.params = trainer.trainable();
+  state.params = model->named_parameters();  // frozen ones too: the checkpoint is the whole model
   state.buffers = model->named_buffers();
   state.optimizer = &trainer.optimizer();
   state.optimizer_type = config.optim.type;
@@ -87,6 +89,11 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   spdlog::info("{}", describe_job(job, comm->backend_name()));
   spdlog::info("  model           : {} ({} parameters)", model->describe(),
                parameter_count(*model));
+  if (freeze.frozen_tensors > 0) {
+    spdlog::info("  trainable       : {} values; frozen: {} values in {} tensors ({})",
+                 freeze.trainable_values, freeze.frozen_values, freeze.frozen_tensors,
+                 config.model.freeze);
+  }
   spdlog::info("  data            : {}", data.train->describe());
   if (data.val) spdlog::info("  validation      : {}", data.val->describe());
   const int64_t batch = per_rank_batch(config.train, comm->size());

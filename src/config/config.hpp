@@ -36,6 +36,7 @@ struct ModelConfig {
   std::string type = "mlp";        // mlp | torchscript
   std::string hidden = "256,256";  // MLP hidden widths, comma separated
   std::string path;                // TorchScript file (model.type = torchscript)
+  std::string freeze;              // parameters not trained: globs on names, comma separated
 };
 
 struct TrainConfig {

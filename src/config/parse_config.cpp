@@ -53,6 +53,9 @@ OptionTable make_table(Config& c) {
       .add("model.type", &c.model.type, "model: mlp | torchscript", one_of({"mlp", "torchscript"}))
       .add("model.hidden", &c.model.hidden, "MLP hidden layer widths, comma separated")
       .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
+      .add("model.freeze", &c.model.freeze,
+           "parameters not to train: shell globs on parameter names, comma separated (e.g. "
+           "'0.*'); frozen parameters are neither bucketed nor communicated")
       .add("train.batch_size", &c.train.batch_size, "samples per rank per micro-step", at_least(1))
       .add("train.global_batch", &c.train.global_batch,
            "samples per optimizer step over all ranks; if set, batch_size = global_batch / "

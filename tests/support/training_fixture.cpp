@@ -6,6 +6,7 @@
 
 #include "data/synthetic_classification.hpp"
 #include "dist/mpi_comm.hpp"
+#include "models/freeze.hpp"
 #include "models/make_model.hpp"
 #include "train/trainer.hpp"
 
@@ -36,6 +37,7 @@ std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Co
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
+  freeze_parameters(*model, config.model.freeze);
   Trainer trainer(config, communicator, *model, data);
   trainer.run();
   std::vector<torch::Tensor> params;
