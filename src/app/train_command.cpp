@@ -75,6 +75,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   TrainingState state;
   state.params = model->named_parameters();  // frozen ones too: the checkpoint is the whole model
   state.buffers = model->named_buffers();
+  if (trainer.ema()) state.ema = trainer.ema()->averages();
   state.optimizer = &trainer.optimizer();
   state.optimizer_type = config.optim.type;
   state.config = config.resolved_text;
@@ -130,6 +131,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const int64_t eval_batch = config.eval.batch_size > 0 ? config.eval.batch_size : batch;
   std::optional<EvalResult> best_eval;
   auto run_eval = [&](int64_t done) {
+    const EmaWeightsInUse averaged(trainer.ema());  // evaluation sees the averaged weights
     const EvalResult result = evaluate(*model, *data.val, *comm, eval_batch);
     if (metrics) metrics->append_eval(done, result);
     if (!best_eval || result.loss < best_eval->loss) best_eval = result;

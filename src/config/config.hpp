@@ -47,6 +47,7 @@ struct TrainConfig {
   int64_t threads = 0;       // intra-op threads per rank; 0 = cores available / local ranks
   std::string resume = "none";  // none | auto (newest in run.dir) | path of a checkpoint
   int64_t max_bad_steps = 10;   // consecutive steps with non-finite gradients before exit 4
+  double ema_decay = 0.0;       // exponential moving average of the weights; 0 = off
 };
 
 struct CheckpointConfig {

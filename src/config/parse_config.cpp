@@ -74,6 +74,10 @@ OptionTable make_table(Config& c) {
            "a step whose averaged gradients hold NaN or inf is skipped by every rank; this many "
            "in a row stop the run with exit code 4 (nothing more is saved)",
            at_least(1))
+      .add("train.ema_decay", &c.train.ema_decay,
+           "keep an exponential moving average of the weights with this decay (e.g. 0.999), "
+           "used for evaluation, eval and predict, and saved in checkpoints; 0 = off",
+           in_unit_interval())
       .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
       .add("optim.lr", &c.optim.lr, "peak learning rate (after warmup, before decay)", positive())
       .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())

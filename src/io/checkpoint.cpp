@@ -150,6 +150,7 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
     if (eval_loss) write_attribute(root, kEvalLossAttribute, *eval_loss);
     write_group(root, "model", state.params, writer);
     write_group(root, "buffers", state.buffers, writer);
+    if (!state.ema.empty()) write_group(root, "ema", state.ema, writer);
     write_optimizer(root, state, writer);
     H5Id scheduler = create_group(root, "scheduler");
     write_attribute(scheduler.get(), "description", state.schedule);
@@ -206,13 +207,22 @@ void load_weights(hid_t root, const TrainingState& state) {
 }  // namespace
 
 int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
-                           const std::vector<NamedTensor>& buffers) {
+                           const std::vector<NamedTensor>& buffers, bool prefer_ema) {
   const H5File file = open_checkpoint(path);
   try {
     TrainingState state;
     state.params = params;
     state.buffers = buffers;
     load_weights(file.id(), state);
+    if (prefer_ema && has_object(file.id(), "ema")) {
+      torch::NoGradGuard no_grad;
+      H5Id ema = open_group(file.id(), "ema");
+      for (const auto& p : params) {
+        if (has_object(ema.get(), p.name)) {
+          p.tensor.copy_(read_tensor(ema.get(), p.name).view_as(p.tensor));
+        }
+      }
+    }
     return read_int_attribute(file.id(), "step");
   } catch (const Error& e) {
     throw DataError("checkpoint '" + path + "': " + e.what());
@@ -226,6 +236,14 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
     const hid_t root = file.id();
     load_weights(root, state);
     torch::NoGradGuard no_grad;
+    if (!state.ema.empty()) {
+      // A checkpoint from a run without EMA starts the average at its weights.
+      const bool saved = has_object(root, "ema");
+      H5Id ema = saved ? open_group(root, "ema") : open_group(root, "model");
+      for (const auto& t : state.ema) {
+        t.tensor.copy_(read_tensor(ema.get(), t.name).view_as(t.tensor));
+      }
+    }
     H5Id optimizer = open_group(root, "optimizer");
     const std::string type = read_string_attribute(optimizer.get(), "type");
     if (type != state.optimizer_type) {

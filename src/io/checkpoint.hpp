@@ -26,10 +26,11 @@ struct TrainingState {
   std::vector<NamedTensor> params;   // trainable parameters, registration order
   std::vector<NamedTensor> buffers;  // model buffers
   torch::optim::Optimizer* optimizer = nullptr;
-  std::string optimizer_type;  // "sgd" | "adamw": a checkpoint loads only into the same kind
-  std::string config;          // the resolved deck, for the record
-  std::string schedule;        // the learning rate schedule, for the record (a function of the
-                               // step: a resumed run needs nothing else to continue it)
+  std::string optimizer_type;    // "sgd" | "adamw": a checkpoint loads only into the same kind
+  std::string config;            // the resolved deck, for the record
+  std::string schedule;          // the learning rate schedule, for the record (a function of the
+                                 // step: a resumed run needs nothing else to continue it)
+  std::vector<NamedTensor> ema;  // moving averages of the trainable parameters (may be empty)
 };
 
 // "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.
@@ -50,9 +51,10 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
                         int world_size);
 
 // Every rank: loads only the model (parameters and buffers) of `path`, for inference, and returns
-// its step. Same errors as load_checkpoint.
+// its step; with `prefer_ema`, parameters that have a moving average in /ema get it instead.
+// Same errors as load_checkpoint.
 int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
-                           const std::vector<NamedTensor>& buffers);
+                           const std::vector<NamedTensor>& buffers, bool prefer_ema = false);
 
 // The newest complete checkpoint in run.dir ("" if none): where checkpoints/latest points.
 std::string latest_checkpoint(const std::string& run_dir);

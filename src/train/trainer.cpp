@@ -62,6 +62,8 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   options.first_bucket_mb = config.ddp.first_bucket_mb;
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
   optimizer_ = make_optimizer(config.optim, trainable_);
+  // After the broadcast: every rank starts its average from rank 0's parameters.
+  if (config.train.ema_decay > 0) ema_ = std::make_unique<Ema>(trainable_, config.train.ema_decay);
 }
 
 std::optional<double> Trainer::train_step(int64_t step) {
@@ -103,6 +105,7 @@ std::optional<double> Trainer::train_step(int64_t step) {
   }
   set_learning_rate(*optimizer_, schedule_.lr_at(step));
   optimizer_->step();
+  if (ema_) ema_->update();
   return step_loss.item<double>();
 }
 

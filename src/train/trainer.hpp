@@ -12,6 +12,7 @@
 #include "data/distributed_sampler.hpp"
 #include "ddp/data_parallel.hpp"
 #include "models/model.hpp"
+#include "train/ema.hpp"
 #include "train/lr_schedule.hpp"
 
 namespace ddpt {
@@ -58,6 +59,7 @@ class Trainer {
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const std::vector<NamedTensor>& trainable() const { return trainable_; }
   const LrSchedule& schedule() const { return schedule_; }
+  Ema* ema() { return ema_.get(); }  // null unless train.ema_decay > 0
   int64_t epoch_of(int64_t step) const { return sampler_.epoch_of(step); }
 
  private:
@@ -75,6 +77,7 @@ class Trainer {
   std::vector<NamedTensor> trainable_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrSchedule schedule_;
+  std::unique_ptr<Ema> ema_;
   double unclipped_norm_ = 0;  // of the last step, when optim.clip is on
   int64_t bad_in_a_row_ = 0;
   int64_t skipped_steps_ = 0;

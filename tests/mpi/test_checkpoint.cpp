@@ -37,6 +37,7 @@ std::string shared_temp_dir() {
 struct RunResult {
   std::vector<double> losses;  // one per step run (log.every = 1)
   std::vector<torch::Tensor> params;
+  std::vector<torch::Tensor> ema;  // moving averages, when train.ema_decay > 0
 };
 
 // Trains `config` on all ranks; saves a checkpoint every `every` steps; resumes from `resume`.
@@ -48,6 +49,7 @@ RunResult run(const Config& config, int64_t every, const std::string& resume) {
   Trainer trainer(config, comm, *model, data);
   TrainingState state{trainer.trainable(), model->named_buffers(), &trainer.optimizer(),
                       config.optim.type, config.resolved_text};
+  if (trainer.ema()) state.ema = trainer.ema()->averages();
   if (!resume.empty()) trainer.resume_at(load_checkpoint(resume, state, comm.rank(), comm.size()));
   Trainer::Callbacks callbacks;
   callbacks.on_step_end = [&](int64_t done) {
@@ -60,6 +62,7 @@ RunResult run(const Config& config, int64_t every, const std::string& resume) {
   for (const auto& record : trainer.run(callbacks).records) result.losses.push_back(record.loss);
   for (const auto& p : model->named_parameters())
     result.params.push_back(p.tensor.detach().clone());
+  for (const auto& a : state.ema) result.ema.push_back(a.tensor.clone());
   return result;
 }
 
@@ -71,9 +74,10 @@ Config resume_config(const std::string& dir) {
   return c;
 }
 
-TEST(Checkpoint, ResumedRunRepeatsTheUninterruptedRunBitForBit) {
+void expect_exact_resume(double ema_decay) {
   const std::string dir = shared_temp_dir();
-  const Config config = resume_config(dir);
+  Config config = resume_config(dir);
+  config.train.ema_decay = ema_decay;
   const RunResult whole = run(config, 20, "");
   ASSERT_EQ(whole.losses.size(), 40u);
   const std::string at20 = dir + "/checkpoints/step_00000020.h5";
@@ -90,10 +94,23 @@ TEST(Checkpoint, ResumedRunRepeatsTheUninterruptedRunBitForBit) {
   for (size_t i = 0; i < whole.params.size(); ++i) {
     EXPECT_TRUE(torch::equal(resumed.params[i], whole.params[i])) << "parameter " << i;
   }
+  ASSERT_EQ(resumed.ema.size(), ema_decay > 0 ? whole.params.size() : 0u);
+  for (size_t i = 0; i < resumed.ema.size(); ++i) {
+    EXPECT_TRUE(torch::equal(resumed.ema[i], whole.ema[i])) << "moving average " << i;
+    EXPECT_FALSE(torch::equal(whole.ema[i], whole.params[i])) << "the average is the weights";
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) fs::remove_all(dir);
+}
+
+TEST(Checkpoint, ResumedRunRepeatsTheUninterruptedRunBitForBit) {
+  expect_exact_resume(0.0);
+}
+
+TEST(Checkpoint, ResumedRunContinuesTheMovingAverageBitForBit) {
+  expect_exact_resume(0.9);
 }
 
 // The message of the DataError that loading `path` raises ("" if none).

@@ -1,0 +1,29 @@
+#include "train/ema.hpp"
+
+#include <torch/torch.h>
+
+namespace ddpt {
+
+Ema::Ema(const std::vector<NamedTensor>& params, double decay) : params_(params), decay_(decay) {
+  torch::NoGradGuard no_grad;
+  for (const auto& p : params_) averages_.push_back({p.name, p.tensor.detach().clone()});
+}
+
+void Ema::update() {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    // average += (1 - decay) x (param - average), i.e. decay x average + (1 - decay) x param
+    averages_[i].tensor.lerp_(params_[i].tensor.detach(), 1.0 - decay_);
+  }
+}
+
+void Ema::swap() {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    torch::Tensor live = params_[i].tensor.detach().clone();
+    params_[i].tensor.detach().copy_(averages_[i].tensor);
+    averages_[i].tensor.copy_(live);
+  }
+}
+
+}  // namespace ddpt

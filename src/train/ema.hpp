@@ -1,0 +1,46 @@
+// Exponential moving average of the trainable parameters (train.ema_decay): after every optimizer
+// step, average = decay x average + (1 - decay) x parameter. Every rank holds the same parameters
+// after a step, so every rank keeps the same average without communicating. Evaluation uses the
+// average when it is on; checkpoints save it (/ema), so a resumed run continues it exactly.
+#pragma once
+
+#include <vector>
+
+#include "util/named_tensor.hpp"
+
+namespace ddpt {
+
+class Ema {
+ public:
+  // Starts the average at the parameters' current values.
+  Ema(const std::vector<NamedTensor>& params, double decay);
+  void update();
+  // Exchanges the live parameters with the averages (in place); calling it again restores them.
+  void swap();
+  // The averages, named like the parameters (for checkpoints; loading writes into them).
+  const std::vector<NamedTensor>& averages() const { return averages_; }
+  double decay() const { return decay_; }
+
+ private:
+  std::vector<NamedTensor> params_;
+  std::vector<NamedTensor> averages_;
+  double decay_;
+};
+
+// RAII: the model holds the averaged weights while it lives (evaluation with EMA), then its own.
+class EmaWeightsInUse {
+ public:
+  explicit EmaWeightsInUse(Ema* ema) : ema_(ema) {
+    if (ema_) ema_->swap();
+  }
+  ~EmaWeightsInUse() {
+    if (ema_) ema_->swap();
+  }
+  EmaWeightsInUse(const EmaWeightsInUse&) = delete;
+  EmaWeightsInUse& operator=(const EmaWeightsInUse&) = delete;
+
+ private:
+  Ema* ema_;
+};
+
+}  // namespace ddpt
