@@ -60,6 +60,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const Config config = parse_config(args);
   const bool rank0 = mpi.world_rank() == 0;
   const Job job = set_up_job(config);
+  if (config.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
   std::unique_ptr<Communicator> comm =
       make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD);
 
@@ -130,10 +131,16 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   };
   const int64_t eval_batch = config.eval.batch_size > 0 ? config.eval.batch_size : batch;
   std::optional<EvalResult> best_eval;
+  int64_t evals_without_improvement = 0;  // early stopping (train.patience)
   auto run_eval = [&](int64_t done) {
     const EmaWeightsInUse averaged(trainer.ema());  // evaluation sees the averaged weights
     const EvalResult result = evaluate(*model, *data.val, *comm, eval_batch);
     if (metrics) metrics->append_eval(done, result);
+    if (!best_eval || result.loss < best_eval->loss - config.train.min_delta) {
+      evals_without_improvement = 0;
+    } else {
+      ++evals_without_improvement;
+    }
     if (!best_eval || result.loss < best_eval->loss) best_eval = result;
     spdlog::info("eval at step {}: {} ({} samples)", done, describe_eval(result, info.task),
                  result.samples);
@@ -146,7 +153,17 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
                           (checkpoint_due && config.checkpoint.keep_best);
     std::optional<double> eval_loss;
     if (eval_due) eval_loss = run_eval(done).loss;
-    if (!checkpoint_due) return;
+    // The eval loss is reduced, so every rank reaches the same decision here.
+    const bool stop =
+        config.train.patience > 0 && evals_without_improvement >= config.train.patience;
+    if (stop) {
+      spdlog::info(
+          "early stop at step {}: no improvement of the validation loss by more than {} "
+          "in {} evaluations (train.patience)",
+          done, config.train.min_delta, evals_without_improvement);
+      trainer.request_stop();
+    }
+    if (!checkpoint_due && !(stop && every > 0)) return;
     const std::string path = save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1),
                                              state, MPI_COMM_WORLD, config.checkpoint, eval_loss);
     spdlog::info("checkpoint: {}", path);

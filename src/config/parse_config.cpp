@@ -78,6 +78,16 @@ OptionTable make_table(Config& c) {
            "keep an exponential moving average of the weights with this decay (e.g. 0.999), "
            "used for evaluation, eval and predict, and saved in checkpoints; 0 = off",
            in_unit_interval())
+      .add("train.patience", &c.train.patience,
+           "early stopping: stop after this many evaluations (eval.every) in a row without the "
+           "validation loss improving on the best by train.min_delta; 0 = off",
+           at_least(0))
+      .add("train.min_delta", &c.train.min_delta,
+           "early stopping: the smallest decrease of the validation loss that counts as better",
+           non_negative())
+      .add("train.deterministic", &c.train.deterministic,
+           "ask torch for deterministic algorithms (run.seed already fixes initialisation, data "
+           "order and dropout; this also pins the kernels, at some speed cost on GPUs)")
       .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
       .add("optim.lr", &c.optim.lr, "peak learning rate (after warmup, before decay)", positive())
       .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())
@@ -228,6 +238,9 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   table.validate();
   if (config.model.type == "mlp") parse_int_list("model.hidden", config.model.hidden);
   check_data_options(config.data);
+  if (config.train.patience > 0 && config.eval.every == 0) {
+    throw ConfigError("option 'train.patience' needs eval.every > 0 (it counts evaluations)");
+  }
   if (config.checkpoint.keep_best && config.checkpoint.every == 0) {
     throw ConfigError("option 'checkpoint.keep_best' needs checkpoint.every > 0");
   }

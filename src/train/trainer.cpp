@@ -135,7 +135,8 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     ++interval_steps;
     const int64_t done = step + 1;
     if (callbacks.on_step_end) callbacks.on_step_end(done);
-    if (done % config_.log.every != 0 && done != last_step) continue;
+    const bool last = done == last_step || stop_requested_;
+    if (done % config_.log.every != 0 && !last) continue;
 
     // The loss line is global: mean over ranks (one small collective per log interval).
     const int64_t counted = interval_steps - interval_skipped;
@@ -168,6 +169,10 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     interval_steps = 0;
     interval_loss = 0;
     interval_skipped = 0;
+    if (stop_requested_) {
+      summary.steps = done - start_step_;
+      break;
+    }
   }
   summary.seconds = total.seconds();
   const int64_t steady_steps = summary.steps - summary.warmup_steps;

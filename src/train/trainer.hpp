@@ -52,6 +52,9 @@ class Trainer {
   };
   // Collective: runs optimizer steps from the start step up to train.steps.
   TrainSummary run(const Callbacks& callbacks = {});
+  // Called from on_step_end on every rank alike (a collective decision, e.g. early stopping on a
+  // reduced eval loss): the step just done is the last one.
+  void request_stop() { stop_requested_ = true; }
   // Continue from a checkpoint: `steps_done` optimizer steps are behind us.
   void resume_at(int64_t steps_done) { start_step_ = steps_done; }
 
@@ -80,6 +83,7 @@ class Trainer {
   std::unique_ptr<Ema> ema_;
   double unclipped_norm_ = 0;  // of the last step, when optim.clip is on
   int64_t bad_in_a_row_ = 0;
+  bool stop_requested_ = false;
   int64_t skipped_steps_ = 0;
   int64_t start_step_ = 0;
 };

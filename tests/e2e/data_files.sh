@@ -59,6 +59,21 @@ with h5py.File(sys.argv[1], "r") as f:
     print(f"ok: regression eval mse {loss[0]:.4f} -> {loss[-1]:.4f}")
 PY
 
+# Early stopping: with min_delta larger than any improvement, patience 2 stops at the third
+# evaluation (step 60 of 200), on every rank, with the last row logged.
+run2 train "$deck" --run.dir="$work/early" --data.type=hdf5 --data.path="$work/reg.h5" \
+  --data.val_fraction=0.1 --train.steps=200 --log.every=50 --eval.every=20 --train.patience=2 \
+  --train.min_delta=10 --train.deterministic=true >"$work/early.txt" 2>&1 \
+  || { cat "$work/early.txt"; fail "early-stopping run"; }
+grep -q "early stop at step 60" "$work/early.txt" || fail "no early stop at step 60: $(tail -3 "$work/early.txt")"
+/usr/bin/python3 - "$work/early/metrics.h5" <<'PY' || fail "early-stopping metrics"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    assert list(f["eval/step"][:]) == [20, 40, 60], list(f["eval/step"][:])
+    assert list(f["train/step"][:]) == [50, 60], list(f["train/step"][:])
+print("ok: early stop at step 60 after 2 evaluations without improvement")
+PY
+
 # Files that do not fit: exit 3, one line naming the file and the object, no run.dir.
 /usr/bin/python3 - "$work/bad.h5" <<'PY'
 import sys, h5py, numpy as np
