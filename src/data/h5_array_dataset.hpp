@@ -31,7 +31,6 @@ class H5ArrayDataset final : public Dataset {
   DatasetInfo info_;
 };
 
-
 // Rows asked for in any order, with repeats, as one ascending read and the way back.
 struct RowRequest {
   std::vector<int64_t> sorted_rows;  // ascending, no repeats: what is read
