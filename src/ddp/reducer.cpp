@@ -166,10 +166,9 @@ double Reducer::gradient_norm() const {
 
 bool Reducer::gradients_finite() const {
   torch::NoGradGuard no_grad;
-  for (const auto& bucket : buckets_) {
-    if (!torch::isfinite(bucket.buffer).all().item<bool>()) return false;
-  }
-  return true;
+  std::vector<torch::Tensor> finite;  // one flag per bucket, read back with one synchronisation
+  for (const auto& bucket : buckets_) finite.push_back(torch::isfinite(bucket.buffer).all());
+  return finite.empty() || torch::stack(finite).all().item<bool>();
 }
 
 void Reducer::scale_gradients(double factor) {

@@ -10,9 +10,6 @@
 namespace ddpt {
 namespace {
 
-// Rows per chunk of a created dataset: about 1 MiB, so a reader verifying one checksum touches
-// little more than it needs.
-constexpr int64_t kTargetChunkBytes = int64_t{1} << 20;
 // Chunk cache per opened dataset. HDF5's default (1 MiB) is smaller than many files' chunks, so
 // random row reads would decode (and checksum) a whole chunk for every row; 32 MiB keeps recently
 // used chunks of a sampled dataset in memory. Slots: a prime well above the chunks that fit.
@@ -74,7 +71,8 @@ H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
 }
 
 H5Dataset H5Dataset::create(hid_t parent, const std::string& name, torch::ScalarType dtype,
-                            const std::vector<int64_t>& shape, hid_t file_type) {
+                            const std::vector<int64_t>& shape, hid_t file_type,
+                            int64_t chunk_bytes) {
   H5Dataset d;
   d.name_ = name;
   d.dtype_ = dtype;
@@ -86,8 +84,8 @@ H5Dataset H5Dataset::create(hid_t parent, const std::string& name, torch::Scalar
   std::vector<hsize_t> chunk = dims;
   int64_t row_bytes = torch::elementSize(dtype);
   for (size_t i = 1; i < shape.size(); ++i) row_bytes *= shape[i];
-  chunk[0] = static_cast<hsize_t>(std::clamp<int64_t>(
-      kTargetChunkBytes / std::max<int64_t>(row_bytes, 1), 1, std::max<int64_t>(shape[0], 1)));
+  chunk[0] = static_cast<hsize_t>(std::clamp<int64_t>(chunk_bytes / std::max<int64_t>(row_bytes, 1),
+                                                      1, std::max<int64_t>(shape[0], 1)));
   for (auto& c : chunk) c = std::max<hsize_t>(c, 1);
   DDPT_CHECK_H5(H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data()));
   DDPT_CHECK_H5(H5Pset_fletcher32(properties.get()));

@@ -18,11 +18,14 @@ class H5Dataset {
   // Opens `name` in `file`. DataError naming the file and the object if it is missing, is not a
   // dataset, or holds a type ddptrain does not read (see h5_types.hpp).
   static H5Dataset open(const H5File& file, const std::string& name);
-  // Collective (MPI-IO file): creates `name` under `parent` with `shape`, chunked by rows with the
-  // Fletcher32 checksum. Rows are written from `dtype` tensors and stored as `file_type`
-  // (default: the same type; e.g. H5T_STD_U16LE for int64 token ids).
+  // Collective (MPI-IO file): creates `name` under `parent` with `shape`, chunked by rows (about
+  // `chunk_bytes` per chunk) with the Fletcher32 checksum. Rows are written from `dtype` tensors
+  // and stored as `file_type` (default: the same type; e.g. H5T_STD_U16LE for int64 token ids).
+  // 1 MiB: a reader of a few random rows decodes and checksums little more than it needs.
+  static constexpr int64_t kRowChunkBytes = int64_t{1} << 20;
   static H5Dataset create(hid_t parent, const std::string& name, torch::ScalarType dtype,
-                          const std::vector<int64_t>& shape, hid_t file_type = H5I_INVALID_HID);
+                          const std::vector<int64_t>& shape, hid_t file_type = H5I_INVALID_HID,
+                          int64_t chunk_bytes = kRowChunkBytes);
 
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t rows() const { return shape_.empty() ? 1 : shape_[0]; }
