@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "app/commands.hpp"
+#include "app/process_tuning.hpp"
 #include "util/log.hpp"
 
 int main(int argc, char** argv) {
   std::unique_ptr<ddpt::MpiEnv> mpi;  // outlives the catch: the error path may need MPI_Abort
+  ddpt::tune_process();               // before MPI_Init reads its parameters
   try {
     mpi = std::make_unique<ddpt::MpiEnv>(&argc, &argv);
     ddpt::init_logging(mpi->world_rank(), mpi->host());

@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "app/commands.hpp"
 #include "app/job.hpp"
+#include "app/run_summary.hpp"
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
 #include "dist/make_communicator.hpp"
@@ -13,6 +15,7 @@
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
 #include "train/evaluate.hpp"
+#include "train/progress_display.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -32,6 +35,17 @@ void prepare_run_dir(const Config& config, bool rank0) {
        << config.resolved_text;
   if (!deck) throw ConfigError("cannot write " + config.run.dir + "/config.cfg");
   add_log_file((std::filesystem::path(config.run.dir) / "log.txt").string());
+}
+
+// "1.2 GFLOP": floating-point operations with an SI prefix.
+std::string human_flops(double flops) {
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int k = 0;
+  while (flops >= 1000 && k < 5) {
+    flops /= 1000;
+    ++k;
+  }
+  return fmt::format("{:.3g} {}FLOP", flops, prefixes[k]);
 }
 
 // train.resume: "" for a fresh start, else the checkpoint to continue from.
@@ -73,6 +87,11 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
 
   Trainer trainer(config, *comm, *model, *data.train);  // last check of the deck against the data
 
+  // Early stopping (train.patience): the best validation loss so far and the evaluations since
+  // it improved by train.min_delta; checkpointed, so a resumed run keeps counting.
+  double best_eval_loss = std::numeric_limits<double>::infinity();
+  double evals_without_improvement = 0;
+
   TrainingState state;
   state.params = model->named_parameters();  // frozen ones too: the checkpoint is the whole model
   state.buffers = model->named_buffers();
@@ -81,6 +100,19 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   state.optimizer_type = config.optim.type;
   state.config = config.resolved_text;
   state.schedule = trainer.schedule().describe();
+  if (LossScaler* scaler = trainer.loss_scaler()) {
+    state.loop.push_back({"loss_scale", &scaler->scale_state()});
+    state.loop.push_back({"loss_scale_good_steps", &scaler->good_steps_state()});
+  }
+  if (config.train.patience > 0) {
+    state.loop.push_back({"early_stop_best_loss", &best_eval_loss});
+    state.loop.push_back({"early_stop_evals", &evals_without_improvement});
+  }
+  if (trainer.spike_guard().enabled()) {
+    state.loop.push_back({"spike_mean", &trainer.spike_guard().mean_state()});
+    state.loop.push_back({"spike_seen", &trainer.spike_guard().seen_state()});
+    state.loop.push_back({"spike_lr_factor", &trainer.spike_guard().lr_factor_state()});
+  }
   int64_t resume_step = 0;
   if (const std::string path = checkpoint_to_resume(config); !path.empty()) {
     resume_step = load_checkpoint(path, state, comm->rank(), comm->size());
@@ -91,6 +123,18 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   spdlog::info("{}", describe_job(job, comm->backend_name()));
   spdlog::info("  model           : {} ({} parameters)", model->describe(),
                parameter_count(*model));
+  if (const double flops = model->forward_flops_per_sample(); flops > 0) {
+    spdlog::info("  compute         : {} per sample forward, about {} per training step",
+                 human_flops(flops),
+                 human_flops(3 * flops *
+                             static_cast<double>(per_rank_batch(config.train, comm->size()) *
+                                                 config.train.grad_accum * comm->size())));
+  }
+  spdlog::info("  precision       : {}{}{}", precision_name(trainer.precision()),
+               trainer.precision() == Precision::kFp32 ? "" : " autocast (weights, optimizer fp32)",
+               trainer.loss_scaler()
+                   ? fmt::format(", loss scale {} (dynamic)", trainer.loss_scaler()->scale())
+                   : std::string());
   if (freeze.frozen_tensors > 0) {
     spdlog::info("  trainable       : {} values; frozen: {} values in {} tensors ({})",
                  freeze.trainable_values, freeze.frozen_values, freeze.frozen_tensors,
@@ -102,9 +146,9 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step", batch,
                config.train.grad_accum, comm->size(),
                batch * config.train.grad_accum * comm->size());
-  spdlog::info("  buckets         : {} (first {} MiB, then {} MiB)",
+  spdlog::info("  buckets         : {} (first {} MiB, then {} MiB), gradients on the wire in {}",
                trainer.engine().reducer().buckets().size(), config.ddp.first_bucket_mb,
-               config.ddp.bucket_mb);
+               config.ddp.bucket_mb, config.ddp.compress == "none" ? "fp32" : config.ddp.compress);
   spdlog::info("  optimizer       : {}, weight decay {} (not on biases and norms){}",
                config.optim.type, config.optim.weight_decay,
                config.optim.clip > 0
@@ -130,18 +174,22 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     if (metrics) metrics->append(record);
   };
   const int64_t eval_batch = config.eval.batch_size > 0 ? config.eval.batch_size : batch;
-  std::optional<EvalResult> best_eval;
-  int64_t evals_without_improvement = 0;  // early stopping (train.patience)
+  std::optional<EvalResult> best_eval;  // of this run, for the summary
+  int64_t best_eval_step = 0;
   auto run_eval = [&](int64_t done) {
     const EmaWeightsInUse averaged(trainer.ema());  // evaluation sees the averaged weights
     const EvalResult result = evaluate(*model, *data.val, *comm, eval_batch);
     if (metrics) metrics->append_eval(done, result);
-    if (!best_eval || result.loss < best_eval->loss - config.train.min_delta) {
+    if (result.loss < best_eval_loss - config.train.min_delta) {
+      best_eval_loss = result.loss;
       evals_without_improvement = 0;
     } else {
       ++evals_without_improvement;
     }
-    if (!best_eval || result.loss < best_eval->loss) best_eval = result;
+    if (!best_eval || result.loss < best_eval->loss) {
+      best_eval = result;
+      best_eval_step = done;
+    }
     spdlog::info("eval at step {}: {} ({} samples)", done, describe_eval(result, info.task),
                  result.samples);
     return result;
@@ -154,8 +202,8 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     std::optional<double> eval_loss;
     if (eval_due) eval_loss = run_eval(done).loss;
     // The eval loss is reduced, so every rank reaches the same decision here.
-    const bool stop =
-        config.train.patience > 0 && evals_without_improvement >= config.train.patience;
+    const bool stop = config.train.patience > 0 &&
+                      evals_without_improvement >= static_cast<double>(config.train.patience);
     if (stop) {
       spdlog::info(
           "early stop at step {}: no improvement of the validation loss by more than {} "
@@ -169,16 +217,12 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     spdlog::info("checkpoint: {}", path);
   };
   const TrainSummary summary = trainer.run(callbacks);
-  spdlog::info(
-      "done: {} steps in {:.2f} s; {:.0f} samples/s after {} warm-up steps; final loss "
-      "{:.5f}",
-      summary.steps, summary.seconds, summary.steady_samples_per_s, summary.warmup_steps,
-      summary.records.empty() ? 0.0 : summary.records.back().loss);
-  if (best_eval) {
-    spdlog::info("best eval: {}", describe_eval(*best_eval, info.task));
-  }
-  spdlog::info("outputs: {} (h5py-readable metrics), {}/log.txt, {}/config.cfg", metrics_path,
-               config.run.dir, config.run.dir);
+  RunOutcome outcome;
+  outcome.summary = &summary;
+  outcome.resume_step = resume_step;
+  if (best_eval) outcome.best_eval = std::make_pair(*best_eval, best_eval_step);
+  outcome.metrics_path = metrics_path;
+  spdlog::info("{}", run_summary_text(config, info, outcome));
   return 0;
 }
 

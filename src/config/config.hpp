@@ -14,13 +14,17 @@ struct RunConfig {
 };
 
 struct DataConfig {
-  std::string type = "synthetic";  // synthetic | hdf5 (inputs + targets arrays) | tokens
-  int64_t samples = 16384;         // synthetic: dataset size
-  int64_t features = 256;          // synthetic: input width
-  int64_t classes = 10;            // labels (hdf5: unless the targets carry a `classes` attribute)
-  int64_t teacher_hidden = 64;     // synthetic: hidden width of the teacher that labels the data
-  std::string path;                // hdf5, tokens: the HDF5 file
-  std::string inputs = "inputs";   // hdf5: dataset names in data.path
+  // synthetic | synthetic_regression | synthetic_images | synthetic_tokens | hdf5 | tokens
+  std::string type = "synthetic";
+  int64_t samples = 16384;        // synthetic: dataset size
+  int64_t features = 256;         // synthetic: input width
+  int64_t classes = 10;           // labels (hdf5: unless the targets carry a `classes` attribute)
+  int64_t teacher_hidden = 64;    // synthetic: hidden width of the teacher that labels the data
+  int64_t outputs = 1;            // synthetic_regression: targets per sample
+  int64_t channels = 3;           // synthetic_images: channels per image
+  int64_t image_size = 16;        // synthetic_images: height = width in pixels
+  std::string path;               // hdf5, tokens: the HDF5 file
+  std::string inputs = "inputs";  // hdf5: dataset names in data.path
   std::string targets = "targets";
   std::string val_inputs;  // hdf5: validation datasets (empty: none, or data.val_fraction)
   std::string val_targets;
@@ -33,10 +37,20 @@ struct DataConfig {
 };
 
 struct ModelConfig {
-  std::string type = "mlp";        // mlp | torchscript
+  std::string type = "mlp";        // mlp | cnn | gpt | torchscript
   std::string hidden = "256,256";  // MLP hidden widths, comma separated
-  std::string path;                // TorchScript file (model.type = torchscript)
-  std::string freeze;              // parameters not trained: globs on names, comma separated
+  std::string channels =
+      "16,32,64";        // CNN: width of each stage (stages after the first halve H, W)
+  int64_t blocks = 1;    // CNN: residual blocks per stage
+  int64_t n_layer = 4;   // GPT: transformer blocks
+  int64_t n_head = 4;    // GPT: attention heads (divides n_embd)
+  int64_t n_embd = 128;  // GPT: width
+  int64_t block = 0;     // GPT: longest context; 0 = data.block
+  int64_t vocab = 0;     // GPT: embedding rows; 0 = the data's vocabulary
+  double dropout = 0.0;  // GPT: dropout on embeddings, attention and residuals
+  bool tie = true;       // GPT: the output head shares the token embedding
+  std::string path;      // TorchScript file (model.type = torchscript)
+  std::string freeze;    // parameters not trained: globs on names, comma separated
 };
 
 struct TrainConfig {
@@ -45,12 +59,19 @@ struct TrainConfig {
   int64_t grad_accum = 1;    // micro-steps per optimizer step
   int64_t steps = 200;       // optimizer steps
   int64_t threads = 0;       // intra-op threads per rank; 0 = cores available / local ranks
-  std::string resume = "none";  // none | auto (newest in run.dir) | path of a checkpoint
-  int64_t max_bad_steps = 10;   // consecutive steps with non-finite gradients before exit 4
-  double ema_decay = 0.0;       // exponential moving average of the weights; 0 = off
-  int64_t patience = 0;         // early stopping: evaluations without improvement; 0 = off
-  double min_delta = 0.0;       // early stopping: the improvement of the eval loss that counts
-  bool deterministic = false;   // ask torch for deterministic algorithms
+  std::string resume = "none";     // none | auto (newest in run.dir) | path of a checkpoint
+  int64_t max_bad_steps = 10;      // consecutive steps with non-finite gradients before exit 4
+  double ema_decay = 0.0;          // exponential moving average of the weights; 0 = off
+  int64_t patience = 0;            // early stopping: evaluations without improvement; 0 = off
+  double min_delta = 0.0;          // early stopping: the improvement of the eval loss that counts
+  bool deterministic = false;      // ask torch for deterministic algorithms
+  std::string precision = "fp32";  // fp32 | bf16 (autocast) | fp16 (CUDA, loss scaling)
+  double loss_scale = 65536.0;     // fp16: initial loss scale
+  int64_t scale_growth_interval = 2000;  // fp16: good steps before the scale doubles
+  double scale_backoff = 0.5;            // fp16: factor on the scale after an overflow
+  double spike_factor = 0.0;     // skip a step whose loss exceeds this x the running mean; 0 = off
+  double spike_lr_factor = 0.5;  // ...and multiply the learning rate by this
+  int64_t spike_window = 50;     // steps in the running mean of the loss
 };
 
 struct CheckpointConfig {
@@ -83,13 +104,15 @@ struct OptimConfig {
 };
 
 struct DdpConfig {
-  double bucket_mb = 25.0;       // PyTorch DDP's default bucket cap
-  double first_bucket_mb = 1.0;  // PyTorch DDP: small first bucket so communication starts early
-  std::string backend = "auto";  // auto | mpi | nccl
+  double bucket_mb = 25.0;        // PyTorch DDP's default bucket cap
+  double first_bucket_mb = 1.0;   // PyTorch DDP: small first bucket so communication starts early
+  std::string backend = "auto";   // auto | mpi | nccl
+  std::string compress = "none";  // none | bf16 | fp16: precision of gradients on the wire
 };
 
 struct LogConfig {
-  int64_t every = 10;  // steps between progress lines
+  int64_t every = 10;             // steps between progress lines
+  std::string progress = "auto";  // auto (bar on a terminal, else lines) | bar | lines
 };
 
 struct Config {

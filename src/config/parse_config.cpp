@@ -18,10 +18,15 @@ OptionTable make_table(Config& c) {
   t.add("run.dir", &c.run.dir, "run directory: log.txt and config.cfg are written here")
       .add("run.seed", &c.run.seed, "seed for initialisation, data and data order")
       .add("data.type", &c.data.type,
-           "dataset: synthetic (teacher-labelled Gaussian inputs, in memory) | hdf5 (inputs and "
-           "targets arrays in data.path, rows read on demand) | tokens (a 1-D token id array "
-           "in data.path, windows of data.block)",
-           one_of({"synthetic", "hdf5", "tokens"}))
+           "dataset: synthetic (teacher-labelled Gaussian inputs, in memory) | "
+           "synthetic_regression (the same inputs, data.outputs noisy teacher outputs as "
+           "targets, MSE) | synthetic_images "
+           "(noisy, shifted class patterns [channels, size, size], in memory) | synthetic_tokens "
+           "(data.samples windows of data.block tokens from a random sparse Markov chain over "
+           "data.vocab, in memory) | hdf5 (inputs and targets arrays in data.path, rows read on "
+           "demand) | tokens (a 1-D token id array in data.path, windows of data.block)",
+           one_of({"synthetic", "synthetic_regression", "synthetic_images", "synthetic_tokens",
+                   "hdf5", "tokens"}))
       .add("data.samples", &c.data.samples, "synthetic: number of samples", at_least(1))
       .add("data.features", &c.data.features, "synthetic: input features per sample", at_least(1))
       .add("data.classes", &c.data.classes,
@@ -30,6 +35,10 @@ OptionTable make_table(Config& c) {
       .add("data.teacher_hidden", &c.data.teacher_hidden,
            "synthetic: hidden width of the random teacher network that labels the data",
            at_least(1))
+      .add("data.outputs", &c.data.outputs, "synthetic_regression: targets per sample", at_least(1))
+      .add("data.channels", &c.data.channels, "synthetic_images: channels per image", at_least(1))
+      .add("data.image_size", &c.data.image_size, "synthetic_images: height and width in pixels",
+           at_least(4))
       .add("data.path", &c.data.path, "hdf5, tokens: the HDF5 file (see `ddptrain make-data`)")
       .add("data.inputs", &c.data.inputs, "hdf5: name of the inputs dataset [samples, ...]")
       .add("data.targets", &c.data.targets,
@@ -45,13 +54,37 @@ OptionTable make_table(Config& c) {
       .add("data.stride", &c.data.stride,
            "tokens: tokens between window starts; 0 = data.block (disjoint windows)", at_least(0))
       .add("data.vocab", &c.data.vocab,
-           "tokens: vocabulary size, if the token dataset has no 'vocab' attribute", at_least(0))
+           "tokens: vocabulary size, if the token dataset has no 'vocab' attribute; "
+           "synthetic_tokens: the vocabulary (required)",
+           at_least(0))
       .add("data.val_fraction", &c.data.val_fraction,
            "fraction of the rows (the last ones) held out for validation when no validation "
            "datasets are named",
            in_unit_interval())
-      .add("model.type", &c.model.type, "model: mlp | torchscript", one_of({"mlp", "torchscript"}))
+      .add("model.type", &c.model.type,
+           "model: mlp | cnn (ResNet-style, images [C, H, W]) | gpt (decoder-only transformer, "
+           "token windows) | torchscript (a scripted PyTorch module from model.path)",
+           one_of({"mlp", "cnn", "gpt", "torchscript"}))
       .add("model.hidden", &c.model.hidden, "MLP hidden layer widths, comma separated")
+      .add("model.channels", &c.model.channels,
+           "CNN: channels of each stage, comma separated; every stage after the first halves "
+           "the height and width")
+      .add("model.blocks", &c.model.blocks, "CNN: residual blocks per stage", at_least(1))
+      .add("model.n_layer", &c.model.n_layer, "GPT: transformer blocks", at_least(1))
+      .add("model.n_head", &c.model.n_head, "GPT: attention heads (must divide model.n_embd)",
+           at_least(1))
+      .add("model.n_embd", &c.model.n_embd, "GPT: embedding width", at_least(1))
+      .add("model.block", &c.model.block,
+           "GPT: longest context (rows of the position table); 0 = data.block", at_least(0))
+      .add("model.vocab", &c.model.vocab,
+           "GPT: token embedding rows (e.g. 50304, GPT-2's 50257 padded to a multiple of 64); "
+           "0 = the data's vocabulary",
+           at_least(0))
+      .add("model.dropout", &c.model.dropout,
+           "GPT: dropout probability on embeddings, attention weights and residual branches",
+           in_unit_interval())
+      .add("model.tie", &c.model.tie,
+           "GPT: the output head reuses the token embedding matrix (as GPT-2)")
       .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
       .add("model.freeze", &c.model.freeze,
            "parameters not to train: shell globs on parameter names, comma separated (e.g. "
@@ -88,6 +121,28 @@ OptionTable make_table(Config& c) {
       .add("train.deterministic", &c.train.deterministic,
            "ask torch for deterministic algorithms (run.seed already fixes initialisation, data "
            "order and dropout; this also pins the kernels, at some speed cost on GPUs)")
+      .add("train.precision", &c.train.precision,
+           "fp32 | bf16 (autocast: matrix products in bfloat16, weights, gradients and optimizer "
+           "in fp32; CPU and CUDA) | fp16 (CUDA only: autocast to float16 with dynamic loss "
+           "scaling)",
+           one_of({"fp32", "bf16", "fp16"}))
+      .add("train.loss_scale", &c.train.loss_scale, "fp16: initial loss scale", positive())
+      .add("train.scale_growth_interval", &c.train.scale_growth_interval,
+           "fp16: steps without overflow before the loss scale doubles", at_least(1))
+      .add("train.scale_backoff", &c.train.scale_backoff,
+           "fp16: factor applied to the loss scale after an overflow (the step is skipped and "
+           "counted in skipped_steps)",
+           in_unit_interval())
+      .add("train.spike_factor", &c.train.spike_factor,
+           "loss-spike guard: a step whose loss (mean over ranks) exceeds this multiple of the "
+           "running mean is skipped on every rank and the learning rate is multiplied by "
+           "train.spike_lr_factor; 0 = off (on: one scalar all-reduce per step)",
+           non_negative())
+      .add("train.spike_lr_factor", &c.train.spike_lr_factor,
+           "loss-spike guard: factor on the learning rate after each spike", positive())
+      .add("train.spike_window", &c.train.spike_window,
+           "loss-spike guard: steps in the running mean (the guard starts once it is full)",
+           at_least(2))
       .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
       .add("optim.lr", &c.optim.lr, "peak learning rate (after warmup, before decay)", positive())
       .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())
@@ -121,8 +176,16 @@ OptionTable make_table(Config& c) {
       .add("ddp.backend", &c.ddp.backend,
            "communication backend: auto (nccl on GPUs, else mpi) | mpi | nccl",
            one_of({"auto", "mpi", "nccl"}))
+      .add("ddp.compress", &c.ddp.compress,
+           "precision of gradients on the wire: none (fp32) | bf16 | fp16 (halves the bytes; "
+           "the sum is accumulated in that precision)",
+           one_of({"none", "bf16", "fp16"}))
       .add("log.every", &c.log.every, "steps between progress lines (and metrics.h5 rows)",
            at_least(1))
+      .add("log.progress", &c.log.progress,
+           "auto (a live bar with ETA when rank 0 writes to a terminal, plain lines otherwise, "
+           "e.g. in SLURM logs) | bar | lines; log.txt always gets the lines",
+           one_of({"auto", "bar", "lines"}))
       .add("checkpoint.every", &c.checkpoint.every,
            "steps between checkpoints in run.dir/checkpoints (also after the last step); 0 = none",
            at_least(0))
@@ -154,7 +217,7 @@ std::string describe(const po::error& e, const std::string& source) {
 
 // Options that only make sense together.
 void check_data_options(const DataConfig& data) {
-  if (data.type != "synthetic" && data.path.empty()) {
+  if ((data.type == "hdf5" || data.type == "tokens") && data.path.empty()) {
     throw ConfigError("option 'data.path' is required when data.type = " + data.type);
   }
   if (data.val_inputs.empty() != data.val_targets.empty()) {
@@ -237,6 +300,16 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   }
   table.validate();
   if (config.model.type == "mlp") parse_int_list("model.hidden", config.model.hidden);
+  if (config.model.type == "cnn") parse_int_list("model.channels", config.model.channels);
+  if (config.model.type == "gpt" && config.model.n_embd % config.model.n_head != 0) {
+    throw ConfigError("option 'model.n_head' = " + std::to_string(config.model.n_head) +
+                      " must divide model.n_embd = " + std::to_string(config.model.n_embd));
+  }
+  if (config.data.type == "synthetic_tokens" && config.data.vocab < 2) {
+    throw ConfigError(
+        "option 'data.vocab' (at least 2) is required when data.type = "
+        "synthetic_tokens");
+  }
   check_data_options(config.data);
   if (config.train.patience > 0 && config.eval.every == 0) {
     throw ConfigError("option 'train.patience' needs eval.every > 0 (it counts evaluations)");

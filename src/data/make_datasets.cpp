@@ -5,16 +5,22 @@
 #include "data/h5_array_dataset.hpp"
 #include "data/row_subset.hpp"
 #include "data/synthetic_classification.hpp"
+#include "data/synthetic_images.hpp"
+#include "data/synthetic_regression.hpp"
+#include "data/synthetic_tokens.hpp"
 #include "data/token_stream.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
 namespace {
 
+int64_t stride_of(const DataConfig& data) {
+  return data.stride > 0 ? data.stride : data.block;
+}
+
 std::shared_ptr<const Dataset> open_tokens(const DataConfig& data, const std::string& path,
                                            const std::string& name) {
-  const int64_t stride = data.stride > 0 ? data.stride : data.block;
-  return std::make_shared<TokenStream>(path, name, data.block, stride, data.vocab);
+  return std::make_shared<TokenStream>(path, name, data.block, stride_of(data), data.vocab);
 }
 
 // Splits off the last val_fraction of `all` for validation.
@@ -39,6 +45,20 @@ DataSplits make_datasets(const DataConfig& data, int64_t seed) {
     return split_tail(std::make_shared<SyntheticClassification>(synthetic_spec_of(data, seed)),
                       data.val_fraction);
   }
+  if (data.type == "synthetic_regression") {
+    const TeacherSpec spec{data.samples, data.features, data.outputs, data.teacher_hidden, seed};
+    return split_tail(std::make_shared<SyntheticRegression>(spec), data.val_fraction);
+  }
+  if (data.type == "synthetic_images") {
+    const SyntheticImagesSpec spec{data.samples, data.channels, data.image_size, data.classes,
+                                   seed};
+    return split_tail(std::make_shared<SyntheticImages>(spec), data.val_fraction);
+  }
+  if (data.type == "synthetic_tokens") {
+    return split_tail(std::make_shared<SyntheticTokens>(data.samples, data.block, stride_of(data),
+                                                        data.vocab, seed),
+                      data.val_fraction);
+  }
   if (data.type == "hdf5") {
     auto train =
         std::make_shared<H5ArrayDataset>(data.path, data.inputs, data.targets, data.classes);
@@ -56,9 +76,14 @@ DataSplits make_datasets(const DataConfig& data, int64_t seed) {
 }
 
 DatasetInfo deck_data_info(const DataConfig& data) {
-  if (data.type == "synthetic") {
-    return {Task::kClassification, {data.features}, data.classes};
+  if (data.type == "synthetic") return {Task::kClassification, {data.features}, data.classes};
+  if (data.type == "synthetic_regression") {
+    return {Task::kRegression, {data.features}, data.outputs};
   }
+  if (data.type == "synthetic_images") {
+    return {Task::kClassification, {data.channels, data.image_size, data.image_size}, data.classes};
+  }
+  if (data.type == "synthetic_tokens") return {Task::kNextToken, {data.block}, data.vocab};
   return open_dataset_file(data, data.path)->info();
 }
 

@@ -5,6 +5,11 @@
 #include <cmath>
 
 namespace ddpt {
+
+at::Generator generator_for(int64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+}
+
 namespace {
 
 // Successors per token in the Markov chain, and how much of the probability goes to them.
@@ -12,10 +17,6 @@ constexpr int64_t kSuccessors = 4;
 constexpr double kNoiseProbability = 0.1;  // otherwise a uniformly random token
 // Noise on regression targets, relative to their O(1) scale.
 constexpr double kRegressionNoise = 0.01;
-
-at::Generator generator_for(int64_t seed) {
-  return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
-}
 
 // Inputs, then the teacher's pre-activation outputs [samples, outputs].
 Tables teacher(const TeacherSpec& spec, at::Generator& gen) {

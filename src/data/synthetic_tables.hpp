@@ -7,6 +7,9 @@
 
 namespace ddpt {
 
+// A CPU random generator of its own (the global one is left alone), seeded with `seed`.
+at::Generator generator_for(int64_t seed);
+
 struct TeacherSpec {
   int64_t samples = 16384;
   int64_t features = 256;

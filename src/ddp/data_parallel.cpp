@@ -18,12 +18,12 @@ void broadcast_from_rank0(const std::vector<NamedTensor>& tensors, Communicator&
 
 DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTensor> buffers,
                            Communicator& comm, const DataParallelOptions& options)
-    : comm_(comm) {
+    : comm_(comm), buffers_(std::move(buffers)) {
   broadcast_from_rank0(params, comm);
-  broadcast_from_rank0(buffers, comm);
+  broadcast_from_rank0(buffers_, comm);
   reducer_ =
       std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
-                                mib_to_bytes(options.bucket_mb));
+                                mib_to_bytes(options.bucket_mb), options.wire_dtype);
 }
 
 void DataParallel::backward(const torch::Tensor& loss, bool sync) {

@@ -12,7 +12,13 @@ namespace ddpt {
 struct DataParallelOptions {
   double first_bucket_mb = kDefaultFirstBucketMiB;
   double bucket_mb = kDefaultBucketMiB;
+  // Precision of gradients on the wire (ddp.compress): kFloat = as they are (fp32), or kBFloat16 /
+  // kHalf: each bucket is cast before its all-reduce and back after it.
+  torch::ScalarType wire_dtype = torch::kFloat;
 };
+
+// Collective: every rank's tensors take rank 0's values (in place, in the given order).
+void broadcast_from_rank0(const std::vector<NamedTensor>& tensors, Communicator& comm);
 
 class DataParallel {
  public:
@@ -24,6 +30,12 @@ class DataParallel {
   // collective and, on return, every parameter's .grad holds the average over all ranks.
   void backward(const torch::Tensor& loss, bool sync);
   void zero_grad() { reducer_->zero_grad(); }
+  // Collective: every rank takes rank 0's buffers (batch-norm statistics), as PyTorch DDP's
+  // broadcast_buffers does before each forward, so that evaluation and checkpoints see one set.
+  // Nothing to do (and no communication) for models without buffers.
+  void sync_buffers() {
+    if (!buffers_.empty()) broadcast_from_rank0(buffers_, comm_);
+  }
 
   const Reducer& reducer() const { return *reducer_; }
   Reducer& reducer() { return *reducer_; }
@@ -31,10 +43,8 @@ class DataParallel {
 
  private:
   Communicator& comm_;
+  std::vector<NamedTensor> buffers_;
   std::unique_ptr<Reducer> reducer_;
 };
-
-// Collective: every rank's tensors take rank 0's values (in place, in the given order).
-void broadcast_from_rank0(const std::vector<NamedTensor>& tensors, Communicator& comm);
 
 }  // namespace ddpt

@@ -42,7 +42,7 @@ std::vector<ParamInfo> describe(const std::vector<NamedTensor>& params) {
 }  // namespace
 
 Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
-                 int64_t bucket_bytes)
+                 int64_t bucket_bytes, torch::ScalarType wire_dtype)
     : params_(std::move(params)), comm_(comm) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
@@ -59,6 +59,9 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
     const BucketSpec& spec = plan_[b];
     const torch::Tensor& first = params_[spec.params.front()].tensor;
     buckets_[b].buffer = torch::zeros({spec.numel}, first.options().requires_grad(false));
+    if (wire_dtype != first.scalar_type()) {
+      buckets_[b].wire = torch::empty({spec.numel}, first.options().dtype(wire_dtype));
+    }
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const size_t i = spec.params[k];
       torch::Tensor& param = params_[i].tensor;
@@ -124,7 +127,12 @@ void Reducer::launch_ready_buckets() {
     Bucket& bucket = buckets_[next_bucket_];
     trace_.bucket_launched[next_bucket_] = Clock::now();
     // A sum: DataParallel::backward already divided the loss by the world size.
-    bucket.work = comm_.all_reduce_async(bucket.buffer, ReduceOp::kSum);
+    if (bucket.wire.defined()) {
+      bucket.wire.copy_(bucket.buffer);
+      bucket.work = comm_.all_reduce_async(bucket.wire, ReduceOp::kSum);
+    } else {
+      bucket.work = comm_.all_reduce_async(bucket.buffer, ReduceOp::kSum);
+    }
     ++next_bucket_;
   }
 }
@@ -144,6 +152,7 @@ void Reducer::finalize_backward() {
   const Clock::time_point wait_start = Clock::now();
   for (size_t b = 0; b < buckets_.size(); ++b) {
     buckets_[b].work->wait();
+    if (buckets_[b].wire.defined()) buckets_[b].buffer.copy_(buckets_[b].wire);
     trace_.bucket_started[b] = buckets_[b].work->started_at();
     buckets_[b].work.reset();
   }

@@ -36,8 +36,9 @@ struct ReducerTrace {
 class Reducer {
  public:
   // `params`: the trainable parameters (requires_grad leaves) in registration order.
+  // `wire_dtype`: the precision buckets are all-reduced in (kFloat: the gradients' own).
   Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
-          int64_t bucket_bytes);
+          int64_t bucket_bytes, torch::ScalarType wire_dtype = torch::kFloat);
   ~Reducer();  // removes its hooks
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -66,6 +67,7 @@ class Reducer {
  private:
   struct Bucket {
     torch::Tensor buffer;  // flat, on the communicator's device
+    torch::Tensor wire;    // ddp.compress: the buffer in the wire precision (else undefined)
     size_t pending = 0;    // parameters not yet ready in this backward
     std::shared_ptr<Work> work;
   };

@@ -118,4 +118,11 @@ int64_t read_int_attribute(hid_t object, const std::string& name) {
   return value;
 }
 
+double read_double_attribute(hid_t object, const std::string& name) {
+  H5Id attribute(DDPT_CHECK_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  double value = 0;
+  DDPT_CHECK_H5(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value));
+  return value;
+}
+
 }  // namespace ddpt

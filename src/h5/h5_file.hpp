@@ -51,5 +51,6 @@ bool has_attribute(hid_t object, const std::string& name);
 // Names of the links in a file or group, in name order.
 std::vector<std::string> list_members(hid_t group);
 int64_t read_int_attribute(hid_t object, const std::string& name);
+double read_double_attribute(hid_t object, const std::string& name);
 
 }  // namespace ddpt

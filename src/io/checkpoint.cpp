@@ -73,9 +73,7 @@ fs::path best_of(const std::vector<fs::path>& files) {
     try {
       const H5File f = H5File::open_read(file.string());
       if (!has_attribute(f.id(), kEvalLossAttribute)) continue;
-      H5Id attribute(DDPT_CHECK_H5(H5Aopen(f.id(), kEvalLossAttribute, H5P_DEFAULT)));
-      double loss = 0;
-      DDPT_CHECK_H5(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &loss));
+      const double loss = read_double_attribute(f.id(), kEvalLossAttribute);
       if (best.empty() || loss < best_loss) {
         best = file;
         best_loss = loss;
@@ -155,6 +153,10 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
     H5Id scheduler = create_group(root, "scheduler");
     write_attribute(scheduler.get(), "description", state.schedule);
     write_attribute(scheduler.get(), "step", step);
+    H5Id loop = create_group(root, "loop");
+    for (const LoopScalar& scalar : state.loop) {
+      write_attribute(loop.get(), scalar.name, *scalar.value);
+    }
     H5Id rng = create_group(root, "rng");
     write_row(rng.get(), "torch_cpu", rng_state_bytes(), rank, size);
     H5Id data = create_group(root, "data");
@@ -258,6 +260,14 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
       const std::string field = name.substr(slash + 1);
       return has_object(sub.get(), field) ? read_tensor(sub.get(), field) : torch::Tensor();
     });
+    if (has_object(root, "loop")) {
+      H5Id loop = open_group(root, "loop");
+      for (const LoopScalar& scalar : state.loop) {
+        if (has_attribute(loop.get(), scalar.name)) {
+          *scalar.value = read_double_attribute(loop.get(), scalar.name);
+        }
+      }
+    }
     // Per-rank RNG: restored when the world size is unchanged; otherwise each rank keeps the
     // generator its seed gave it (documented: resharded runs reseed per-rank randomness).
     if (read_int_attribute(root, "world_size") == world_size) {

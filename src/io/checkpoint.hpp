@@ -21,6 +21,13 @@ namespace ddpt {
 
 constexpr int64_t kCheckpointFormatVersion = 1;
 
+// A number of the training loop that a resumed run must continue from (the loss scale, the
+// spike guard's running mean, the early-stopping counter), by reference to where it lives.
+struct LoopScalar {
+  std::string name;
+  double* value;
+};
+
 // What a checkpoint holds, by reference to the live objects it is saved from or loaded into.
 struct TrainingState {
   std::vector<NamedTensor> params;   // trainable parameters, registration order
@@ -31,6 +38,7 @@ struct TrainingState {
   std::string schedule;          // the learning rate schedule, for the record (a function of the
                                  // step: a resumed run needs nothing else to continue it)
   std::vector<NamedTensor> ema;  // moving averages of the trainable parameters (may be empty)
+  std::vector<LoopScalar> loop;  // saved as attributes of /loop; missing ones keep their value
 };
 
 // "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.

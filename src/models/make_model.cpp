@@ -1,10 +1,46 @@
 #include "models/make_model.hpp"
 
+#include <fmt/format.h>
+
+#include "models/cnn.hpp"
+#include "models/gpt.hpp"
 #include "models/mlp.hpp"
 #include "models/torchscript_model.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
+namespace {
+
+std::unique_ptr<Model> make_gpt(const ModelConfig& config, const DatasetInfo& data) {
+  if (data.task != Task::kNextToken) {
+    throw ConfigError(
+        "option 'model.type' = gpt needs token windows (data.type = tokens or "
+        "synthetic_tokens)");
+  }
+  GptSpec spec;
+  spec.window = data.sample_shape.front();
+  spec.block = config.block > 0 ? config.block : spec.window;
+  spec.vocab = config.vocab > 0 ? config.vocab : data.outputs;
+  spec.n_layer = config.n_layer;
+  spec.n_head = config.n_head;
+  spec.n_embd = config.n_embd;
+  spec.dropout = config.dropout;
+  spec.tie = config.tie;
+  if (spec.block < spec.window) {
+    throw ConfigError(
+        fmt::format("option 'model.block' = {} is shorter than the data's windows "
+                    "(data.block = {})",
+                    spec.block, spec.window));
+  }
+  if (spec.vocab < data.outputs) {
+    throw ConfigError(
+        fmt::format("option 'model.vocab' = {} is smaller than the data's vocabulary ({})",
+                    spec.vocab, data.outputs));
+  }
+  return std::make_unique<Gpt>(spec);
+}
+
+}  // namespace
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs) {
   if (config.type == "mlp") {
@@ -15,10 +51,16 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data) {
-  if (config.type == "mlp" && data.task == Task::kNextToken) {
-    throw ConfigError(
-        "option 'model.type' = mlp cannot read token windows (data.type = tokens); use a "
-        "TorchScript language model (model.type = torchscript)");
+  if (config.type == "gpt") return make_gpt(config, data);
+  if (data.task == Task::kNextToken && config.type != "torchscript") {
+    throw ConfigError("option 'model.type' = " + config.type +
+                      " cannot read token windows (data.type = tokens); use model.type = gpt or "
+                      "a TorchScript language model");
+  }
+  if (config.type == "cnn") {
+    return std::make_unique<Cnn>(data.sample_shape,
+                                 parse_int_list("model.channels", config.channels), config.blocks,
+                                 data.outputs);
   }
   int64_t features = 1;
   for (const int64_t d : data.sample_shape) features *= d;

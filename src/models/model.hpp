@@ -20,6 +20,9 @@ class Model {
   virtual void train(bool on) = 0;
   virtual void to(torch::Device device) = 0;
   virtual std::string describe() const = 0;
+  // Floating-point operations of one sample's forward pass (a multiply-add counts 2); 0 where
+  // unknown (TorchScript). Training costs about 3x this (backward is about twice the forward).
+  virtual double forward_flops_per_sample() const { return 0; }
 };
 
 int64_t parameter_count(Model& model);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "train/optimizer.hpp"
+#include "train/progress_display.hpp"
 #include "train/task_loss.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -51,8 +52,11 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       data_(data),
       info_(data.info()),
       sampler_(sampler_spec(config, comm, data.size())),
-      schedule_(config.optim, config.train.steps) {
+      schedule_(config.optim, config.train.steps),
+      precision_(parse_precision(config.train.precision, comm.device())),
+      spike_(config.train) {
   model_.to(comm_.device());
+  check_output_fits();
   model_.train(true);
   for (auto& p : model_.named_parameters()) {
     if (p.tensor.requires_grad()) trainable_.push_back(p);
@@ -60,15 +64,44 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   DataParallelOptions options;
   options.bucket_mb = config.ddp.bucket_mb;
   options.first_bucket_mb = config.ddp.first_bucket_mb;
+  if (config.ddp.compress != "none") {
+    options.wire_dtype = config.ddp.compress == "bf16" ? torch::kBFloat16 : torch::kHalf;
+  }
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
   optimizer_ = make_optimizer(config.optim, trainable_);
   // After the broadcast: every rank starts its average from rank 0's parameters.
   if (config.train.ema_decay > 0) ema_ = std::make_unique<Ema>(trainable_, config.train.ema_decay);
+  if (precision_ == Precision::kFp16) {
+    scaler_ = std::make_unique<LossScaler>(
+        config.train.loss_scale, config.train.scale_growth_interval, config.train.scale_backoff);
+  }
+}
+
+void Trainer::check_output_fits() {
+  // One forward of the first two rows in evaluation mode (no dropout, no batch-norm update), so a
+  // model that disagrees with its data stops the run before anything is written.
+  torch::NoGradGuard no_grad;
+  model_.train(false);
+  const Batch probe = data_.get(torch::arange(std::min<int64_t>(2, data_.size()), torch::kLong));
+  task_loss(info_, model_.forward(probe.inputs.to(comm_.device())),
+            probe.targets.to(comm_.device()));
+}
+
+void Trainer::skip_step(int64_t step, const char* why) {
+  ++skipped_steps_;
+  if (++bad_in_a_row_ >= config_.train.max_bad_steps) {
+    throw NumericalError(fmt::format(
+        "{} in {} steps in a row (up to step {}; train.max_bad_steps): training diverged; lower "
+        "optim.lr, set optim.clip, or check the data",
+        why, bad_in_a_row_, step + 1));
+  }
+  spdlog::warn("step {}: {}; every rank skips this step", step + 1, why);
 }
 
 std::optional<double> Trainer::train_step(int64_t step) {
   const int64_t accum = config_.train.grad_accum;
   engine_->zero_grad();
+  engine_->sync_buffers();
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(comm_.device()));
   for (int64_t micro = 0; micro < accum; ++micro) {
     Batch batch = data_.get(sampler_.indices(step, micro));
@@ -76,24 +109,42 @@ std::optional<double> Trainer::train_step(int64_t step) {
     const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
-    const torch::Tensor loss =
-        task_loss(info_, model_.forward(inputs), targets) / static_cast<double>(accum);
-    engine_->backward(loss, /*sync=*/micro == accum - 1);
+    torch::Tensor loss;
+    {
+      const AutocastScope autocast(precision_, comm_.device());
+      loss = task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets) /
+             static_cast<double>(accum);
+    }
+    engine_->backward(scaler_ ? loss * scaler_->scale() : loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
   }
   // A NaN or inf on any rank reaches every rank's averaged gradients through the all-reduce, so
   // every rank makes the same decision here, and skips the step together.
-  if (!engine_->reducer().gradients_finite()) {
-    ++skipped_steps_;
-    if (++bad_in_a_row_ >= config_.train.max_bad_steps) {
-      throw NumericalError(fmt::format(
-          "gradients were NaN or inf in {} steps in a row (up to step {}; train.max_bad_steps): "
-          "training diverged; lower optim.lr, set optim.clip, or check the data",
-          bad_in_a_row_, step + 1));
+  const bool finite = engine_->reducer().gradients_finite();
+  if (scaler_) {
+    const double scale = scaler_->scale();
+    scaler_->update(finite);
+    if (!finite) {
+      skip_step(step, fmt::format("fp16 gradients overflowed at loss scale {}", scale).c_str());
+      return std::nullopt;
     }
-    spdlog::warn("step {}: gradients not finite on some rank; every rank skips this step",
-                 step + 1);
+    engine_->reducer().scale_gradients(1.0 / scale);
+  } else if (!finite) {
+    skip_step(step, "gradients were NaN or inf on some rank");
     return std::nullopt;
+  }
+  if (spike_.enabled()) {
+    // One scalar all-reduce: every rank judges the same global loss.
+    torch::Tensor global = step_loss.to(torch::kDouble).reshape({1});
+    comm_.all_reduce(global, ReduceOp::kAvg);
+    const double loss = global.item<double>();
+    if (spike_.is_spike(loss)) {
+      skip_step(step, fmt::format("loss {:.5g} is a spike (over {} x the running mean); the "
+                                  "learning rate is now x {:.3g}",
+                                  loss, config_.train.spike_factor, spike_.lr_factor())
+                          .c_str());
+      return std::nullopt;
+    }
   }
   bad_in_a_row_ = 0;
   // The averaged gradients are identical on every rank, so every rank clips alike without talking.
@@ -103,7 +154,7 @@ std::optional<double> Trainer::train_step(int64_t step) {
       engine_->reducer().scale_gradients(config_.optim.clip / (unclipped_norm_ + kClipEpsilon));
     }
   }
-  set_learning_rate(*optimizer_, schedule_.lr_at(step));
+  set_learning_rate(*optimizer_, schedule_.lr_at(step) * spike_.lr_factor());
   optimizer_->step();
   if (ema_) ema_->update();
   return step_loss.item<double>();
@@ -116,6 +167,11 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   summary.warmup_steps = std::min(kMaxWarmupSteps, summary.steps / 5);
   const double global_batch = static_cast<double>(sampler_.global_batch());
   const int steps_width = static_cast<int>(std::to_string(last_step).size());
+  // Rank 0 shows progress: a live bar on a terminal, else the periodic lines (log.progress).
+  ProgressDisplay display(comm_.rank() == 0
+                              ? choose_progress_style(config_.log.progress, stdout_is_terminal())
+                              : ProgressStyle::kLines,
+                          start_step_, last_step, global_batch, summary.warmup_steps);
 
   Stopwatch total;
   Stopwatch interval;
@@ -134,15 +190,18 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     interval_wait += engine_->reducer().last_trace().wait_seconds;
     ++interval_steps;
     const int64_t done = step + 1;
+    display.step_done(done);
     if (callbacks.on_step_end) callbacks.on_step_end(done);
     const bool last = done == last_step || stop_requested_;
     if (done % config_.log.every != 0 && !last) continue;
 
     // The loss line is global: mean over ranks (one small collective per log interval).
     const int64_t counted = interval_steps - interval_skipped;
-    torch::Tensor loss = torch::tensor(
-        {counted > 0 ? interval_loss / counted : std::numeric_limits<double>::quiet_NaN()},
-        torch::kDouble);
+    // On the communicator's device: NCCL reduces CUDA tensors only.
+    torch::Tensor loss = torch::tensor({counted > 0 ? interval_loss / counted
+                                                    : std::numeric_limits<double>::quiet_NaN()},
+                                       torch::kDouble)
+                             .to(comm_.device());
     comm_.all_reduce(loss, ReduceOp::kAvg);
     StepRecord record;
     record.step = done;
@@ -158,12 +217,14 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
         config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
     summary.records.push_back(record);
     if (callbacks.on_record) callbacks.on_record(record);
-    spdlog::info(
-        "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
-        "comm wait {:.2f} ms{}",
-        done, steps_width, last_step, record.epoch, record.loss, record.samples_per_s,
-        record.step_time_s * 1e3, record.comm_wait_s * 1e3,
-        record.skipped_steps > 0 ? fmt::format("  skipped {}", record.skipped_steps) : "");
+    display.record(
+        record.loss,
+        fmt::format(
+            "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
+            "comm wait {:.2f} ms{}",
+            done, steps_width, last_step, record.epoch, record.loss, record.samples_per_s,
+            record.step_time_s * 1e3, record.comm_wait_s * 1e3,
+            record.skipped_steps > 0 ? fmt::format("  skipped {}", record.skipped_steps) : ""));
     interval.reset();
     interval_wait = 0;
     interval_steps = 0;
@@ -174,6 +235,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
       break;
     }
   }
+  display.finish();  // the terminal on a fresh line before anything else is printed
   summary.seconds = total.seconds();
   const int64_t steady_steps = summary.steps - summary.warmup_steps;
   summary.steady_samples_per_s =

@@ -12,8 +12,11 @@
 #include "data/distributed_sampler.hpp"
 #include "ddp/data_parallel.hpp"
 #include "models/model.hpp"
+#include "train/autocast.hpp"
 #include "train/ema.hpp"
+#include "train/loss_scaler.hpp"
 #include "train/lr_schedule.hpp"
+#include "train/spike_guard.hpp"
 
 namespace ddpt {
 
@@ -62,13 +65,20 @@ class Trainer {
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const std::vector<NamedTensor>& trainable() const { return trainable_; }
   const LrSchedule& schedule() const { return schedule_; }
-  Ema* ema() { return ema_.get(); }  // null unless train.ema_decay > 0
+  Ema* ema() { return ema_.get(); }                    // null unless train.ema_decay > 0
+  LossScaler* loss_scaler() { return scaler_.get(); }  // null unless train.precision = fp16
+  SpikeGuard& spike_guard() { return spike_; }
+  Precision precision() const { return precision_; }
   int64_t epoch_of(int64_t step) const { return sampler_.epoch_of(step); }
 
  private:
   // Returns this rank's loss for the step, or nullopt if every rank skipped it (non-finite
   // gradients); NumericalError after train.max_bad_steps skipped steps in a row.
   std::optional<double> train_step(int64_t step);
+  // ConfigError (exit 2) if the model's output does not fit the data's loss.
+  void check_output_fits();
+  // Every rank alike: counts a skipped step; NumericalError after train.max_bad_steps in a row.
+  void skip_step(int64_t step, const char* why);
 
   const Config& config_;
   Communicator& comm_;
@@ -81,6 +91,9 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   LrSchedule schedule_;
   std::unique_ptr<Ema> ema_;
+  Precision precision_;
+  std::unique_ptr<LossScaler> scaler_;
+  SpikeGuard spike_;
   double unclipped_norm_ = 0;  // of the last step, when optim.clip is on
   int64_t bad_in_a_row_ = 0;
   bool stop_requested_ = false;

@@ -1,19 +1,84 @@
 #include "util/log.hpp"
 
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <cstdio>
+#include <mutex>
+#include <vector>
+
 namespace ddpt {
 namespace {
+
 bool g_is_rank0 = true;
+std::vector<spdlog::sink_ptr> g_file_sinks;  // of the current default logger (log.txt)
+
+// Rank 0's standard output: log messages, and the status line kept below them. One mutex orders
+// every write, so a message from another thread never lands in the middle of a redraw.
+class Console {
+ public:
+  void message(const char* text, size_t size) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (shown_) erase();
+    std::fwrite(text, 1, size, stdout);
+    if (shown_) std::fwrite(status_.data(), 1, status_.size(), stdout);  // messages end in \n
+    std::fflush(stdout);
+  }
+  void show(const std::string& text) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::string out = "\r" + text;
+    // Blanks over the rest of a longer previous line (no terminal escape codes needed).
+    if (shown_ && status_.size() > text.size()) out.append(status_.size() - text.size(), ' ');
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    status_ = text;
+    shown_ = true;
+  }
+  void end() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!shown_) return;
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    status_.clear();
+    shown_ = false;
+  }
+
+ private:
+  void erase() {
+    const std::string blank = "\r" + std::string(status_.size(), ' ') + "\r";
+    std::fwrite(blank.data(), 1, blank.size(), stdout);
+  }
+
+  std::mutex mutex_;
+  std::string status_;
+  bool shown_ = false;
+};
+
+Console& console() {
+  static Console instance;
+  return instance;
 }
+
+// Rank 0's console sink: spdlog formats, the Console writes (around the status line).
+class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    console().message(formatted.data(), formatted.size());
+  }
+  void flush_() override { std::fflush(stdout); }
+};
+
+}  // namespace
 
 void init_logging(int world_rank, const std::string& host) {
   g_is_rank0 = world_rank <= 0;
+  g_file_sinks.clear();
   std::shared_ptr<spdlog::logger> logger;
   if (g_is_rank0) {
-    logger = std::make_shared<spdlog::logger>("ddptrain",
-                                              std::make_shared<spdlog::sinks::stdout_sink_mt>());
+    logger = std::make_shared<spdlog::logger>("ddptrain", std::make_shared<ConsoleSink>());
     logger->set_pattern("%v");
     logger->set_level(spdlog::level::info);
   } else {
@@ -31,6 +96,26 @@ void add_log_file(const std::string& path) {
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
   sink->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
   spdlog::default_logger()->sinks().push_back(sink);
+  g_file_sinks.push_back(sink);
+}
+
+void log_to_file_only(const std::string& message) {
+  if (!g_is_rank0) return;
+  const spdlog::details::log_msg msg(spdlog::default_logger()->name(), spdlog::level::info,
+                                     message);
+  for (const spdlog::sink_ptr& sink : g_file_sinks) {
+    if (!sink->should_log(msg.level)) continue;
+    sink->log(msg);
+    sink->flush();
+  }
+}
+
+void show_status_line(const std::string& text) {
+  console().show(text);
+}
+
+void end_status_line() {
+  console().end();
 }
 
 }  // namespace ddpt

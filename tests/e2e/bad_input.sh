@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bad input gives exit code 2, a one-line message naming the problem, and writes nothing.
+# Bad input gives exit code 2 (deck, command line) or 3 (a data or model file), a one-line message
+# naming the problem, and writes nothing.
 # Usage: bad_input.sh DDPTRAIN DECK
 set -u
 ddptrain=$1
@@ -8,17 +9,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 
-# expect_usage_error DESCRIPTION EXPECTED_TEXT ARGS...
-expect_usage_error() {
-  local what=$1 expected=$2
-  shift 2
+# expect_error EXIT_CODE DESCRIPTION EXPECTED_TEXT ARGS...
+expect_error() {
+  local code=$1 what=$2 expected=$3
+  shift 3
   local out rc
   out=$("$ddptrain" "$@" --run.dir="$work/run" 2>&1 >/dev/null)
   rc=$?
   local lines
   lines=$(printf '%s\n' "$out" | grep -c .)
-  if [[ $rc -ne 2 ]]; then
-    echo "FAIL $what: exit code $rc, expected 2 (stderr: $out)"; failures=$((failures + 1))
+  if [[ $rc -ne $code ]]; then
+    echo "FAIL $what: exit code $rc, expected $code (stderr: $out)"; failures=$((failures + 1))
   elif [[ "$out" != *"$expected"* ]]; then
     echo "FAIL $what: message does not name '$expected': $out"; failures=$((failures + 1))
   elif [[ $lines -ne 1 ]]; then
@@ -29,6 +30,7 @@ expect_usage_error() {
     echo "ok   $what: $out"
   fi
 }
+expect_usage_error() { expect_error 2 "$@"; }
 
 printf '[train]\nbatch_size = 8\nsteps = 2\n[bogus]\nkey = 1\n' >"$work/unknown.cfg"
 printf '[train]\nbatch_size = eight\n' >"$work/malformed.cfg"
@@ -41,6 +43,28 @@ expect_usage_error "missing deck" "no-such-deck.cfg" train "$work/no-such-deck.c
 expect_usage_error "negative batch size" "train.batch_size" train "$deck" --train.batch_size=-3
 expect_usage_error "unknown choice" "optim.type" train "$deck" --optim.type=lamb
 expect_usage_error "unknown command" "frobnicate" frobnicate
+
+# Models that cannot be built, loaded or trained on the deck's data.
+expect_usage_error "unknown model type" "model.type" train "$deck" --model.type=transformer
+echo "not a model" >"$work/not_a_model.pt"
+expect_error 3 "TorchScript file that is not one" "not_a_model.pt" train "$deck" \
+  --model.type=torchscript --model.path="$work/not_a_model.pt"
+expect_error 3 "missing TorchScript file" "missing.pt" train "$deck" \
+  --model.type=torchscript --model.path="$work/missing.pt"
+expect_usage_error "GPT on rows of features" "model.type" train "$deck" --model.type=gpt
+expect_usage_error "CNN on rows of features" "model.type" train "$deck" --model.type=cnn
+expect_usage_error "MLP on token windows" "model.type" train "$deck" \
+  --data.type=synthetic_tokens --data.vocab=64
+expect_usage_error "heads that do not divide the width" "model.n_head" train "$deck" \
+  --model.type=gpt --model.n_head=3 --model.n_embd=64
+expect_usage_error "fp16 on a CPU" "train.precision" train "$deck" --train.precision=fp16
+if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  # A model with 3 outputs for 10 classes: the loss cannot use it.
+  /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/make_torchscript_mlp.py" "$work/three.pt" \
+    --inputs 64 --classes 3 >/dev/null
+  expect_usage_error "model output that does not fit the loss" "shape [2, 3]" train "$deck" \
+    --model.type=torchscript --model.path="$work/three.pt"
+fi
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures bad-input check(s) failed"

@@ -16,24 +16,33 @@
 namespace ddpt::testing {
 namespace {
 
-// Wraps a model; on this rank, the forward passes numbered in `poisoned` (0-based) return NaN.
+// Wraps a model; on this rank, the training forward passes numbered in `poisoned` (0-based)
+// return their output times `factor` (NaN by default). Forward passes in evaluation mode (the
+// trainer's shape probe) are neither counted nor poisoned.
 class PoisonedModel final : public Model {
  public:
-  PoisonedModel(std::unique_ptr<Model> inner, std::set<int64_t> poisoned)
-      : inner_(std::move(inner)), poisoned_(std::move(poisoned)) {}
+  PoisonedModel(std::unique_ptr<Model> inner, std::set<int64_t> poisoned,
+                float factor = std::numeric_limits<float>::quiet_NaN())
+      : inner_(std::move(inner)), poisoned_(std::move(poisoned)), factor_(factor) {}
   torch::Tensor forward(const torch::Tensor& inputs) override {
     torch::Tensor out = inner_->forward(inputs);
-    return poisoned_.count(calls_++) ? out * std::numeric_limits<float>::quiet_NaN() : out;
+    if (!training_) return out;
+    return poisoned_.count(calls_++) ? out * factor_ : out;
   }
   std::vector<NamedTensor> named_parameters() override { return inner_->named_parameters(); }
   std::vector<NamedTensor> named_buffers() override { return inner_->named_buffers(); }
-  void train(bool on) override { inner_->train(on); }
+  void train(bool on) override {
+    training_ = on;
+    inner_->train(on);
+  }
   void to(torch::Device device) override { inner_->to(device); }
   std::string describe() const override { return inner_->describe(); }
 
  private:
   std::unique_ptr<Model> inner_;
   std::set<int64_t> poisoned_;
+  float factor_;
+  bool training_ = true;
   int64_t calls_ = 0;
 };
 
@@ -43,20 +52,24 @@ int rank() {
   return r;
 }
 
-// Trains `steps` steps with NaN outputs at `poisoned` forward passes on the last rank; returns the
-// parameters after every step (index 0: before training) and the summary.
+// Trains `steps` steps with outputs x `factor` (NaN) at `poisoned` forward passes on the last
+// rank; returns the parameters after every step (index 0: before training), the summary and the
+// spike guard's learning-rate factor at the end.
 struct Trace {
   std::vector<std::vector<torch::Tensor>> params;
   TrainSummary summary;
+  double spike_lr_factor = 1;
 };
-Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned) {
+Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned,
+                        float factor = std::numeric_limits<float>::quiet_NaN()) {
   config.train.steps = steps;
   config.log.every = steps;
   MpiComm comm(MPI_COMM_WORLD);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   PoisonedModel model(make_model(config.model, config.data.features, config.data.classes),
-                      rank() == world_size() - 1 ? std::move(poisoned) : std::set<int64_t>{});
+                      rank() == world_size() - 1 ? std::move(poisoned) : std::set<int64_t>{},
+                      factor);
   Trainer trainer(config, comm, model, data);
   Trace trace;
   auto snapshot = [&] {
@@ -68,6 +81,7 @@ Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned
   Trainer::Callbacks callbacks;
   callbacks.on_step_end = [&](int64_t) { snapshot(); };
   trace.summary = trainer.run(callbacks);
+  trace.spike_lr_factor = trainer.spike_guard().lr_factor();
   return trace;
 }
 
@@ -116,6 +130,31 @@ TEST(Guards, TooManyBadStepsInARowStopEveryRankWithExitCode4) {
   // Bad steps that are not consecutive never stop the run.
   const Trace trace = train_with_poison(config, 10, {1, 2, 4, 5, 7, 8});
   EXPECT_EQ(trace.summary.records.at(0).skipped_steps, 6);
+}
+
+}  // namespace
+}  // namespace ddpt::testing
+
+namespace ddpt::testing {
+namespace {
+
+// train.spike_factor: logits x 1000 on the last rank at one step make the global loss a spike;
+// every rank skips that step (and only it) and the learning rate is halved from then on.
+TEST(Guards, LossSpikeOnOneRankIsSkippedEverywhereAndLowersTheRate) {
+  Config config = small_config("sgd");
+  config.train.spike_factor = 3;
+  config.train.spike_window = 3;
+  config.train.spike_lr_factor = 0.5;
+  const Trace trace = train_with_poison(config, 8, {5}, 1000.0f);
+  ASSERT_EQ(trace.params.size(), 9u);
+  for (int64_t step = 1; step <= 8; ++step) {
+    const bool unchanged = all_equal(trace.params[step], trace.params[step - 1]);
+    EXPECT_EQ(unchanged, step == 6) << "after step " << step;
+  }
+  ASSERT_EQ(trace.summary.records.size(), 1u);
+  EXPECT_EQ(trace.summary.records[0].skipped_steps, 1);
+  EXPECT_DOUBLE_EQ(trace.spike_lr_factor, 0.5);
+  EXPECT_DOUBLE_EQ(trace.summary.records[0].lr, 0.5 * config.optim.lr);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "data/make_datasets.hpp"
 #include "data/synthetic_classification.hpp"
 #include "dist/mpi_comm.hpp"
 #include "models/freeze.hpp"
@@ -35,10 +36,10 @@ Config small_config(const std::string& optimizer) {
 std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm) {
   MpiComm communicator(comm);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
-  const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
-  auto model = make_model(config.model, config.data.features, config.data.classes);
+  const DataSplits data = make_datasets(config.data, config.run.seed);
+  auto model = make_model(config.model, data.train->info());
   freeze_parameters(*model, config.model.freeze);
-  Trainer trainer(config, communicator, *model, data);
+  Trainer trainer(config, communicator, *model, *data.train);
   trainer.run();
   std::vector<torch::Tensor> params;
   for (const auto& p : model->named_parameters()) params.push_back(p.tensor.detach().clone());
@@ -69,7 +70,7 @@ namespace ddpt::testing {
 
 std::vector<torch::Tensor> initial_parameters(const Config& config) {
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
-  auto model = make_model(config.model, config.data.features, config.data.classes);
+  auto model = make_model(config.model, deck_data_info(config.data));
   std::vector<torch::Tensor> params;
   for (const auto& p : model->named_parameters()) params.push_back(p.tensor.detach().clone());
   return params;

@@ -19,7 +19,7 @@ launch=(mpirun --oversubscribe --bind-to none -np)
 ddptrain_rate() {  # ranks -> global samples/s (steady state, after warm-up steps)
   "${launch[@]}" "$1" "$ddptrain" train "$repo/share/ddptrain/bench/mlp_scaling.cfg" \
     --train.steps="$steps" --run.dir="$tmp/run$1" >"$tmp/ddptrain$1.txt"
-  grep -oP '^done:.*?; \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$1.txt"
+  grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$1.txt"
 }
 pytorch_rate() {
   "${launch[@]}" "$1" /usr/bin/python3 "$repo/share/ddptrain/bench/pytorch_ddp_mlp.py" \

@@ -1,0 +1,67 @@
+#include "app/run_summary.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "io/checkpoint.hpp"
+#include "train/progress_display.hpp"
+
+namespace ddpt {
+
+std::string run_summary_text(const Config& config, const DatasetInfo& info,
+                             const RunOutcome& outcome) {
+  std::string text = "summary";
+  auto add = [&text](const char* label, const std::string& value) {
+    text += fmt::format("\n  {:<16}: {}", label, value);
+  };
+  const int64_t end_step = outcome.resume_step + outcome.summary->steps;
+  std::string steps = fmt::format("{} of {}", end_step, config.train.steps);
+  if (outcome.resume_step > 0) {
+    steps += fmt::format(" ({} in this run, resumed at step {})", outcome.summary->steps,
+                         outcome.resume_step);
+  }
+  if (end_step < config.train.steps) steps += ", stopped early";
+  add("steps", steps);
+  add("wall time", outcome.summary->seconds < 60
+                       ? fmt::format("{:.2f} s", outcome.summary->seconds)
+                       : fmt::format("{} ({:.0f} s)", format_duration(outcome.summary->seconds),
+                                     outcome.summary->seconds));
+  if (outcome.summary->steady_samples_per_s > 0) {
+    std::string rate = fmt::format("{:.0f} samples/s", outcome.summary->steady_samples_per_s);
+    if (info.task == Task::kNextToken) {
+      int64_t tokens = 1;  // per sample: the window of data.block tokens
+      for (const int64_t d : info.sample_shape) tokens *= d;
+      rate += fmt::format(", {:.0f} tokens/s", outcome.summary->steady_samples_per_s * tokens);
+    }
+    add("throughput",
+        rate + fmt::format(" (all ranks, after {} warm-up steps)", outcome.summary->warmup_steps));
+  }
+  if (!outcome.summary->records.empty()) {
+    const StepRecord& last = outcome.summary->records.back();
+    const int64_t from = outcome.summary->records.size() > 1
+                             ? outcome.summary->records[outcome.summary->records.size() - 2].step
+                             : outcome.resume_step;
+    add("final loss",
+        fmt::format("{:.5f} (mean over steps {}..{})", last.loss, from + 1, last.step));
+    if (last.skipped_steps > 0) add("skipped steps", std::to_string(last.skipped_steps));
+  }
+  if (outcome.best_eval) {
+    const auto& [best, step] = *outcome.best_eval;
+    add("best eval", describe_eval(best, info.task) + fmt::format(" at step {}", step));
+  }
+  add("metrics", outcome.metrics_path);
+  add("log", config.run.dir + "/log.txt");
+  add("config", config.run.dir + "/config.cfg");
+  if (config.checkpoint.every > 0) {
+    const std::string latest = latest_checkpoint(config.run.dir);
+    add("checkpoints",
+        config.run.dir + "/checkpoints" +
+            (latest.empty()
+                 ? ""
+                 : " (latest: " + std::filesystem::path(latest).filename().string() + ")"));
+  }
+  return text;
+}
+
+}  // namespace ddpt

@@ -1,0 +1,26 @@
+// The block rank 0 prints when `train` ends: steps, wall time, throughput, final loss, best
+// evaluation and where the files are, aligned like the start banner.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+#include "train/evaluate.hpp"
+#include "train/trainer.hpp"
+
+namespace ddpt {
+
+struct RunOutcome {
+  const TrainSummary* summary = nullptr;
+  int64_t resume_step = 0;                                  // 0: a fresh start
+  std::optional<std::pair<EvalResult, int64_t>> best_eval;  // this run's best, and its step
+  std::string metrics_path;
+};
+
+std::string run_summary_text(const Config& config, const DatasetInfo& info,
+                             const RunOutcome& outcome);
+
+}  // namespace ddpt

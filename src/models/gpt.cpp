@@ -1,0 +1,187 @@
+#include "models/gpt.hpp"
+
+#include <fmt/format.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <limits>
+
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+namespace nn = torch::nn;
+namespace F = torch::nn::functional;
+
+torch::Tensor maybe_dropout(const torch::Tensor& x, double p, bool training) {
+  return p > 0 && training ? F::dropout(x, F::DropoutFuncOptions().p(p).training(true)) : x;
+}
+
+class CausalSelfAttentionImpl : public nn::Module {
+ public:
+  explicit CausalSelfAttentionImpl(const GptSpec& spec)
+      : c_attn_(register_module("c_attn", nn::Linear(spec.n_embd, 3 * spec.n_embd))),
+        c_proj_(register_module("c_proj", nn::Linear(spec.n_embd, spec.n_embd))),
+        n_head_(spec.n_head),
+        dropout_(spec.dropout) {}
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    const int64_t batch = x.size(0);
+    const int64_t time = x.size(1);
+    const int64_t width = x.size(2);
+    const int64_t head_dim = width / n_head_;
+    // [N, T, 3C] -> q, k, v each [N, heads, T, head_dim].
+    const std::vector<torch::Tensor> qkv = c_attn_(x).split(width, 2);
+    auto heads = [&](const torch::Tensor& t) {
+      return t.view({batch, time, n_head_, head_dim}).transpose(1, 2);
+    };
+    const torch::Tensor q = heads(qkv[0]);
+    const torch::Tensor k = heads(qkv[1]);
+    const torch::Tensor v = heads(qkv[2]);
+#if TORCH_VERSION_MAJOR >= 2
+    // Fused (flash / memory-efficient) attention where the build has it.
+    torch::Tensor y = at::scaled_dot_product_attention(q, k, v, {}, is_training() ? dropout_ : 0.0,
+                                                       /*is_causal=*/true);
+#else
+    torch::Tensor att = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(double(head_dim)));
+    const torch::Tensor future =
+        torch::ones({time, time}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
+            .triu(1);
+    att = maybe_dropout(
+        torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1),
+        dropout_, is_training());
+    torch::Tensor y = att.matmul(v);
+#endif
+    y = y.transpose(1, 2).contiguous().view({batch, time, width});
+    return maybe_dropout(c_proj_(y), dropout_, is_training());
+  }
+
+ private:
+  nn::Linear c_attn_;
+  nn::Linear c_proj_;
+  int64_t n_head_;
+  double dropout_;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class FeedForwardImpl : public nn::Module {
+ public:
+  explicit FeedForwardImpl(const GptSpec& spec)
+      : c_fc_(register_module("c_fc", nn::Linear(spec.n_embd, 4 * spec.n_embd))),
+        c_proj_(register_module("c_proj", nn::Linear(4 * spec.n_embd, spec.n_embd))),
+        dropout_(spec.dropout) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return maybe_dropout(c_proj_(torch::gelu(c_fc_(x))), dropout_, is_training());
+  }
+
+ private:
+  nn::Linear c_fc_;
+  nn::Linear c_proj_;
+  double dropout_;
+};
+TORCH_MODULE(FeedForward);
+
+class BlockImpl : public nn::Module {
+ public:
+  explicit BlockImpl(const GptSpec& spec)
+      : ln_1_(register_module("ln_1", nn::LayerNorm(nn::LayerNormOptions({spec.n_embd})))),
+        attn_(register_module("attn", CausalSelfAttention(spec))),
+        ln_2_(register_module("ln_2", nn::LayerNorm(nn::LayerNormOptions({spec.n_embd})))),
+        mlp_(register_module("mlp", FeedForward(spec))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    x = x + attn_(ln_1_(x));
+    return x + mlp_(ln_2_(x));
+  }
+
+ private:
+  nn::LayerNorm ln_1_;
+  CausalSelfAttention attn_;
+  nn::LayerNorm ln_2_;
+  FeedForward mlp_;
+};
+TORCH_MODULE(Block);
+
+class GptNetImpl : public nn::Module {
+ public:
+  explicit GptNetImpl(const GptSpec& spec)
+      : wte_(register_module("wte", nn::Embedding(spec.vocab, spec.n_embd))),
+        wpe_(register_module("wpe", nn::Embedding(spec.block, spec.n_embd))),
+        dropout_(spec.dropout),
+        block_(spec.block) {
+    for (int64_t i = 0; i < spec.n_layer; ++i) h_->push_back(Block(spec));
+    register_module("h", h_);
+    ln_f_ = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({spec.n_embd})));
+    if (!spec.tie) {
+      lm_head_ = register_module(
+          "lm_head", nn::Linear(nn::LinearOptions(spec.n_embd, spec.vocab).bias(false)));
+    }
+    initialise(spec);
+  }
+
+  torch::Tensor forward(const torch::Tensor& tokens) {
+    const int64_t time = tokens.size(1);
+    if (time > block_) {
+      throw ConfigError(
+          fmt::format("GPT: windows of {} tokens exceed model.block = {}", time, block_));
+    }
+    const torch::Tensor positions =
+        torch::arange(time, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
+    torch::Tensor x = maybe_dropout(wte_(tokens) + wpe_(positions), dropout_, is_training());
+    for (auto& block : *h_) x = block->as<BlockImpl>()->forward(x);
+    x = ln_f_(x);
+    return lm_head_ ? lm_head_(x) : F::linear(x, wte_->weight);
+  }
+
+ private:
+  void initialise(const GptSpec& spec) {
+    torch::NoGradGuard no_grad;
+    const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(spec.n_layer));
+    for (auto& item : named_parameters()) {
+      const std::string& name = item.key();
+      torch::Tensor& p = item.value();
+      if (name.find("ln_") != std::string::npos) continue;  // layer norms: weight 1, bias 0
+      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0) {
+        p.zero_();
+      } else if (name.find("c_proj.weight") != std::string::npos) {
+        p.normal_(0.0, residual_std);
+      } else {
+        p.normal_(0.0, 0.02);
+      }
+    }
+  }
+
+  nn::Embedding wte_;
+  nn::Embedding wpe_;
+  nn::ModuleList h_;
+  nn::LayerNorm ln_f_{nullptr};
+  nn::Linear lm_head_{nullptr};
+  double dropout_;
+  int64_t block_;
+};
+TORCH_MODULE(GptNet);
+
+}  // namespace
+
+Gpt::Gpt(const GptSpec& spec) {
+  net_ = GptNet(spec).ptr();
+  const double d = static_cast<double>(spec.n_embd);
+  const double t = static_cast<double>(spec.window > 0 ? spec.window : spec.block);
+  const double layers = static_cast<double>(spec.n_layer);
+  // Per token: 12 d^2 weights per block (qkv 3, proj 1, MLP 8) and the head; attention scores
+  // and their use on the values are 2 x T x d multiply-adds per layer (counted in full, causal
+  // masking not subtracted, as in the PaLM MFU convention).
+  const double per_token =
+      2.0 * (12.0 * d * d * layers + d * static_cast<double>(spec.vocab)) + 4.0 * t * d * layers;
+  flops_ = per_token * t;
+  description_ =
+      fmt::format("GPT {} layers x {} heads x {} wide, context {}, vocab {}{}{}", spec.n_layer,
+                  spec.n_head, spec.n_embd, spec.block, spec.vocab, spec.tie ? ", tied head" : "",
+                  spec.dropout > 0 ? fmt::format(", dropout {}", spec.dropout) : std::string());
+}
+
+torch::Tensor Gpt::forward(const torch::Tensor& tokens) {
+  return static_cast<GptNetImpl&>(*net_).forward(tokens);
+}
+
+}  // namespace ddpt

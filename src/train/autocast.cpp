@@ -1,0 +1,71 @@
+#include "train/autocast.hpp"
+
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+// Torch 2.4 replaced the per-device functions by ones taking the device type.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
+  at::autocast::set_autocast_dtype(type, dtype);
+  at::autocast::set_autocast_enabled(type, on);
+}
+#else
+void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
+  if (type == torch::kCUDA) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(on);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(on);
+  }
+}
+#endif
+
+}  // namespace
+
+Precision parse_precision(const std::string& name, const torch::Device& device) {
+  if (name == "fp32") return Precision::kFp32;
+  if (name == "bf16") return Precision::kBf16;
+  if (name == "fp16") {
+    if (!device.is_cuda()) {
+      throw ConfigError("option 'train.precision' = fp16 needs a CUDA device (this rank runs on " +
+                        device.str() + "); use bf16 on CPUs");
+    }
+    return Precision::kFp16;
+  }
+  throw ConfigError("option 'train.precision' = " + name + ": must be one of fp32, bf16, fp16");
+}
+
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+  }
+  return "?";
+}
+
+AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
+    : active_(precision != Precision::kFp32), device_type_(device.type()) {
+  if (!active_) return;
+  at::autocast::increment_nesting();
+  enable_autocast(device_type_, precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf, true);
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  enable_autocast(device_type_,
+                  device_type_ == torch::kCUDA ? at::kHalf : at::kBFloat16,  // torch's defaults
+                  false);
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+}
+
+}  // namespace ddpt

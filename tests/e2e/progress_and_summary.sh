@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Progress output (log.progress) and the end-of-run summary, as users see them:
+#  - auto into a pipe (SLURM logs, ctest, `mpirun | tee`): the plain periodic lines, no \r;
+#  - bar: one line redrawn in place, the periodic lines in log.txt only, evaluation and
+#    checkpoint messages on clean lines above the bar, the summary on a fresh line after it;
+#  - auto on a pseudo-terminal (script(1)), at 1 rank and under mpirun -np 2: the bar.
+# What a terminal shows is checked by replaying each \r as a return to the start of the line.
+# Usage: progress_and_summary.sh MPIEXEC DDPTRAIN DECK
+set -eu
+source "$(dirname "$0")/common.sh"
+run=(train "$deck" --train.steps=400 --log.every=100 --data.val_fraction=0.1 --eval.every=200
+     --checkpoint.every=200)
+
+# The screen a terminal would show for the output in $1.
+screen() {
+  /usr/bin/python3 -c '
+import sys
+for raw in open(sys.argv[1], newline="").read().split("\n"):
+    line = ""
+    for part in raw.split("\r"):
+        line = part + line[len(part):]
+    print(line.rstrip())' "$1"
+}
+
+# The summary block, with the run directory $2, in the screen file $1.
+check_summary() {
+  grep -qx 'summary' "$1" || fail "no summary block in $1"
+  grep -qx '  steps           : 400 of 400' "$1" || fail "summary: steps ($1)"
+  grep -qP '^  wall time       : [0-9.]+ s$' "$1" || fail "summary: wall time ($1)"
+  grep -qP '^  throughput      : \d+ samples/s \(all ranks, after 5 warm-up steps\)$' "$1" ||
+    fail "summary: throughput ($1)"
+  grep -qP '^  final loss      : [0-9.]+ \(mean over steps 301\.\.400\)$' "$1" ||
+    fail "summary: final loss ($1)"
+  grep -qP '^  best eval       : loss [0-9.]+  accuracy [0-9.]+ at step (200|400)$' "$1" ||
+    fail "summary: best eval ($1)"
+  grep -qx "  metrics         : $2/metrics.h5" "$1" || fail "summary: metrics ($1)"
+  grep -qx "  log             : $2/log.txt" "$1" || fail "summary: log ($1)"
+  grep -qx "  config          : $2/config.cfg" "$1" || fail "summary: config ($1)"
+  grep -qx "  checkpoints     : $2/checkpoints (latest: step_00000400.h5)" "$1" ||
+    fail "summary: checkpoints ($1)"
+}
+
+# log.txt gets the four plain progress lines whatever the console shows.
+check_log_txt() {
+  [[ $(grep -cP '^\[[-0-9 :]+\] step +\d+/400  epoch' "$1/log.txt") == 4 ]] ||
+    fail "log.txt lacks the progress lines: $(cat "$1/log.txt")"
+}
+
+# 1. auto into a pipe, 2 ranks: exactly the plain lines.
+"$mpiexec" -np 2 --oversubscribe "$ddptrain" "${run[@]}" --run.dir="$work/lines" >"$work/lines.txt"
+! grep -q $'\r' "$work/lines.txt" || fail "carriage returns in piped output"
+[[ $(grep -cP '^step +\d+/400  epoch' "$work/lines.txt") == 4 ]] || fail "not 4 progress lines"
+check_summary "$work/lines.txt" "$work/lines"
+check_log_txt "$work/lines"
+
+# 2. log.progress = bar, even into a file: the bar, messages above it, the summary after it.
+"$ddptrain" "${run[@]}" --run.dir="$work/bar" --log.progress=bar >"$work/bar.txt"
+screen "$work/bar.txt" >"$work/bar.screen"
+grep -q $'\r' "$work/bar.txt" || fail "no bar drawn"
+! grep -qP 'step +\d+/400  epoch' "$work/bar.txt" || fail "progress lines on the console under the bar"
+grep -qP '^eval at step 200: loss' "$work/bar.screen" || fail "eval line garbled: $(cat "$work/bar.screen")"
+grep -qP '^checkpoint: ' "$work/bar.screen" || fail "checkpoint line garbled"
+grep -qP '^400/400 \[=+\] 100%  loss [0-9.]+ +\d+ samples/s  ETA 0:00$' "$work/bar.screen" ||
+  fail "no final bar on its own line: $(cat "$work/bar.screen")"
+[[ $(grep -A1 '^400/400 \[' "$work/bar.screen" | tail -1) == summary ]] ||
+  fail "the summary does not follow the final bar"
+check_summary "$work/bar.screen" "$work/bar"
+check_log_txt "$work/bar"
+
+# 3. auto on a terminal (script's pseudo-terminal, sized as a terminal emulator would size it),
+# and under mpirun -np 2, which gives its ranks a pseudo-terminal of their own.
+if command -v script >/dev/null; then
+  script -qc "stty cols 100; '$ddptrain' ${run[*]} --run.dir='$work/pty1'" /dev/null \
+    </dev/null >"$work/pty1.txt"
+  script -qc "stty cols 100; '$mpiexec' -np 2 --oversubscribe '$ddptrain' ${run[*]} \
+    --run.dir='$work/pty2'" /dev/null </dev/null >"$work/pty2.txt"
+  for n in 1 2; do
+    screen "$work/pty$n.txt" >"$work/pty$n.screen"
+    grep -qP '^400/400 \[=+\] 100%' "$work/pty$n.screen" ||
+      fail "no bar on a terminal at $n rank(s): $(cat "$work/pty$n.screen")"
+    ! grep -qP 'step +\d+/400  epoch' "$work/pty$n.txt" || fail "progress lines under the bar"
+    check_summary "$work/pty$n.screen" "$work/pty$n"
+    check_log_txt "$work/pty$n"
+  done
+else
+  echo "script(1) not found: terminal checks skipped"
+fi
+echo "progress and summary ok"

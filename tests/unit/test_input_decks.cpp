@@ -1,0 +1,37 @@
+// Every deck shipped in inputs/ parses (the CPU-sized ones also run in the deck tests), and the
+// 16-GPU GPT-2 deck describes GPT-2 small with a global batch that splits over 16 ranks.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "config/parse_config.hpp"
+#include "train/trainer.hpp"
+
+namespace ddpt {
+namespace {
+
+TEST(InputDecks, EveryDeckParses) {
+  int decks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(DDPTRAIN_INPUTS_DIR)) {
+    if (entry.path().extension() != ".cfg") continue;
+    ++decks;
+    EXPECT_NO_THROW(parse_config({entry.path().string()})) << entry.path();
+  }
+  EXPECT_GE(decks, 6);
+}
+
+TEST(InputDecks, Gpt2SmallIsGpt2AndSplitsOver16Ranks) {
+  const Config c = parse_config({std::string(DDPTRAIN_INPUTS_DIR) + "/gpt2_small_16gpu.cfg"});
+  EXPECT_EQ(c.model.type, "gpt");
+  EXPECT_EQ(c.model.n_layer, 12);
+  EXPECT_EQ(c.model.n_head, 12);
+  EXPECT_EQ(c.model.n_embd, 768);
+  EXPECT_EQ(c.data.block, 1024);
+  EXPECT_EQ(c.model.vocab, 50304);
+  EXPECT_EQ(c.train.precision, "bf16");
+  EXPECT_EQ(per_rank_batch(c.train, 16), 16);
+  EXPECT_EQ(per_rank_batch(c.train, 4), 64);
+}
+
+}  // namespace
+}  // namespace ddpt

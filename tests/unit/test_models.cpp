@@ -1,0 +1,206 @@
+// The built-in models (names, shapes, causality, FLOPs), the model factory's errors, and the
+// training-loop helpers of mixed precision and the guards: autocast scope, loss scaler, spike
+// guard.
+#include <gtest/gtest.h>
+
+#include "models/cnn.hpp"
+#include "models/gpt.hpp"
+#include "models/make_model.hpp"
+#include "train/autocast.hpp"
+#include "train/loss_scaler.hpp"
+#include "train/spike_guard.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+GptSpec tiny_gpt() {
+  GptSpec spec;
+  spec.vocab = 20;
+  spec.block = 8;
+  spec.n_layer = 2;
+  spec.n_head = 2;
+  spec.n_embd = 16;
+  return spec;
+}
+
+std::vector<std::string> names(Model& model) {
+  std::vector<std::string> out;
+  for (const auto& p : model.named_parameters()) out.push_back(p.name);
+  return out;
+}
+
+TEST(Gpt, NamesAreGpt2sAndTheTiedHeadHasNoParameter) {
+  torch::manual_seed(1);
+  Gpt tied(tiny_gpt());
+  const std::vector<std::string> expected = {"wte.weight",
+                                             "wpe.weight",
+                                             "h.0.ln_1.weight",
+                                             "h.0.ln_1.bias",
+                                             "h.0.attn.c_attn.weight",
+                                             "h.0.attn.c_attn.bias",
+                                             "h.0.attn.c_proj.weight",
+                                             "h.0.attn.c_proj.bias",
+                                             "h.0.ln_2.weight",
+                                             "h.0.ln_2.bias",
+                                             "h.0.mlp.c_fc.weight",
+                                             "h.0.mlp.c_fc.bias",
+                                             "h.0.mlp.c_proj.weight",
+                                             "h.0.mlp.c_proj.bias"};
+  const std::vector<std::string> got = names(tied);
+  ASSERT_EQ(got.size(), 2 + 2 * 12 + 2u);
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(got[i], expected[i]);
+  EXPECT_EQ(got.back(), "ln_f.bias");
+  // 2 x (4 d^2 + 4 d^2 + 4 d + ... ) checked through the count: embeddings + blocks + ln_f.
+  const int64_t d = 16;
+  const int64_t per_block =
+      2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (4 * d * d + 4 * d) + (4 * d * d + d);
+  EXPECT_EQ(parameter_count(tied), 20 * d + 8 * d + 2 * per_block + 2 * d);
+  GptSpec untied_spec = tiny_gpt();
+  untied_spec.tie = false;
+  Gpt untied(untied_spec);
+  EXPECT_EQ(names(untied).back(), "lm_head.weight");
+  EXPECT_EQ(parameter_count(untied), parameter_count(tied) + 20 * d);
+}
+
+TEST(Gpt, LogitsAreCausalAndShaped) {
+  torch::manual_seed(2);
+  Gpt gpt(tiny_gpt());
+  gpt.train(false);
+  const torch::Tensor tokens = torch::randint(20, {3, 8}, torch::kLong);
+  const torch::Tensor logits = gpt.forward(tokens);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, 8, 20}));
+  torch::Tensor changed = tokens.clone();
+  changed.index_put_({torch::indexing::Slice(), 5},
+                     (tokens.index({torch::indexing::Slice(), 5}) + 1) % 20);
+  const torch::Tensor other = gpt.forward(changed);
+  using torch::indexing::Slice;
+  // Positions before 5 cannot see token 5; position 5 and later do.
+  EXPECT_TRUE(
+      torch::allclose(other.index({Slice(), Slice(0, 5)}), logits.index({Slice(), Slice(0, 5)})));
+  EXPECT_FALSE(torch::allclose(other.index({Slice(), 5}), logits.index({Slice(), 5})));
+  // Shorter windows than the block are fine.
+  EXPECT_EQ(gpt.forward(tokens.narrow(1, 0, 3)).size(1), 3);
+}
+
+TEST(Gpt, InitialisationIsGpt2s) {
+  torch::manual_seed(3);
+  GptSpec spec = tiny_gpt();
+  spec.n_embd = 64;
+  spec.n_layer = 8;
+  Gpt gpt(spec);
+  for (const auto& p : gpt.named_parameters()) {
+    if (p.name == "h.0.attn.c_attn.weight") EXPECT_NEAR(p.tensor.std().item<double>(), 0.02, 2e-3);
+    if (p.name == "h.0.mlp.c_proj.weight") EXPECT_NEAR(p.tensor.std().item<double>(), 0.005, 5e-4);
+    if (p.name == "h.0.attn.c_attn.bias") EXPECT_EQ(p.tensor.abs().sum().item<double>(), 0.0);
+    if (p.name == "h.0.ln_1.weight") EXPECT_TRUE(p.tensor.eq(1).all().item<bool>());
+  }
+}
+
+TEST(Gpt, FlopsFollowTheFormula) {
+  GptSpec spec = tiny_gpt();
+  Gpt gpt(spec);
+  // Per token: 2 x (12 L d^2 + d V) + 4 L T d; per sample: x T.
+  const double d = 16, layers = 2, t = 8, vocab = 20;
+  EXPECT_DOUBLE_EQ(gpt.forward_flops_per_sample(),
+                   t * (2 * (12 * layers * d * d + d * vocab) + 4 * layers * t * d));
+}
+
+TEST(Cnn, ShapesNamesAndFlops) {
+  torch::manual_seed(4);
+  Cnn cnn({3, 8, 8}, {4, 8}, 1, 5);
+  const torch::Tensor out = cnn.forward(torch::randn({2, 3, 8, 8}));
+  EXPECT_EQ(out.sizes(), (std::vector<int64_t>{2, 5}));
+  const std::vector<std::string> got = names(cnn);
+  EXPECT_EQ(got.front(), "conv1.weight");
+  EXPECT_NE(std::find(got.begin(), got.end(), "layer2.0.downsample.0.weight"), got.end());
+  EXPECT_EQ(got.back(), "fc.bias");
+  bool has_running_mean = false;
+  for (const auto& b : cnn.named_buffers()) has_running_mean |= b.name == "bn1.running_mean";
+  EXPECT_TRUE(has_running_mean);
+  // stem 3->4 at 8x8; layer1 two 4->4 at 8x8; layer2 4->8 and 8->8 at 4x4 plus a 1x1 4->8; fc.
+  const double expected = 2.0 * (3 * 4 * 9 * 64 + 2 * 4 * 4 * 9 * 64 + 4 * 8 * 9 * 16 +
+                                 8 * 8 * 9 * 16 + 4 * 8 * 16 + 8 * 5);
+  EXPECT_DOUBLE_EQ(cnn.forward_flops_per_sample(), expected);
+}
+
+TEST(MakeModel, RefusesDataTheModelCannotRead) {
+  ModelConfig gpt;
+  gpt.type = "gpt";
+  const DatasetInfo rows{Task::kClassification, {32}, 5};
+  EXPECT_THROW(make_model(gpt, rows), ConfigError);
+  ModelConfig cnn;
+  cnn.type = "cnn";
+  EXPECT_THROW(make_model(cnn, rows), ConfigError);  // flat rows are not images
+  cnn.channels = "4,8,16,32,64";
+  EXPECT_THROW(make_model(cnn, DatasetInfo{Task::kClassification, {1, 8, 8}, 3}), ConfigError);
+  const DatasetInfo tokens{Task::kNextToken, {16}, 50};
+  ModelConfig mlp;
+  EXPECT_THROW(make_model(mlp, tokens), ConfigError);
+  gpt.n_embd = 8;
+  gpt.n_head = 2;
+  gpt.vocab = 40;  // smaller than the data's 50
+  EXPECT_THROW(make_model(gpt, tokens), ConfigError);
+  gpt.vocab = 64;
+  gpt.block = 8;  // shorter than the windows
+  EXPECT_THROW(make_model(gpt, tokens), ConfigError);
+  gpt.block = 0;
+  EXPECT_EQ(make_model(gpt, tokens)->forward(torch::zeros({1, 16}, torch::kLong)).size(2), 64);
+  ModelConfig unknown;
+  unknown.type = "transformer-xl";
+  EXPECT_THROW(make_model(unknown, rows), ConfigError);
+}
+
+TEST(Autocast, Bf16InsideTheScopeOnly) {
+  const torch::Tensor a = torch::randn({4, 4});
+  {
+    const AutocastScope scope(Precision::kBf16, torch::kCPU);
+    EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kBFloat16);
+  }
+  EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kFloat);
+  {
+    const AutocastScope scope(Precision::kFp32, torch::kCPU);
+    EXPECT_EQ(torch::mm(a, a).scalar_type(), torch::kFloat);
+  }
+  EXPECT_THROW(parse_precision("fp16", torch::kCPU), ConfigError);
+  EXPECT_EQ(parse_precision("bf16", torch::kCPU), Precision::kBf16);
+}
+
+TEST(LossScaler, BacksOffOnOverflowAndGrowsAfterTheInterval) {
+  LossScaler scaler(1024, /*growth_interval=*/3, /*backoff=*/0.5);
+  scaler.update(false);
+  EXPECT_EQ(scaler.scale(), 512);
+  scaler.update(true);
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 512);
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 1024);
+  scaler.update(true);
+  scaler.update(false);  // an overflow restarts the count
+  scaler.update(true);
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 512);
+}
+
+TEST(SpikeGuard, JudgesOnlyAFullWindowAndLowersTheRate) {
+  TrainConfig train;
+  train.spike_factor = 2.0;
+  train.spike_lr_factor = 0.5;
+  train.spike_window = 3;
+  SpikeGuard guard(train);
+  EXPECT_FALSE(guard.is_spike(1.0));
+  EXPECT_FALSE(guard.is_spike(9.0));  // the window is not full yet: no judgement
+  EXPECT_FALSE(guard.is_spike(1.0));
+  // mean: 1, then 1 + 0.5 (9 - 1) = 5, then 5 + 0.5 (1 - 5) = 3 (alpha = 2 / (3 + 1)).
+  EXPECT_DOUBLE_EQ(guard.mean_state(), 3.0);
+  EXPECT_TRUE(guard.is_spike(6.5));
+  EXPECT_DOUBLE_EQ(guard.lr_factor(), 0.5);
+  EXPECT_DOUBLE_EQ(guard.mean_state(), 3.0);  // a spike does not enter the mean
+  EXPECT_FALSE(guard.is_spike(5.9));
+  EXPECT_DOUBLE_EQ(guard.lr_factor(), 0.5);
+  TrainConfig off;
+  EXPECT_FALSE(SpikeGuard(off).is_spike(1e30));
+}
+
+}  // namespace
+}  // namespace ddpt
