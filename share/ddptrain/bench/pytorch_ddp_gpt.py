@@ -42,19 +42,12 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 import gpt  # noqa: E402  (share/ddptrain/models/gpt.py)
+from mpirun_gloo import init_gloo, rank_and_world, set_threads  # noqa: E402
 
 # ddptrain's DistributedSampler: epoch e's permutation is drawn from seed + kEpochSeedStride (e+1).
 EPOCH_SEED_STRIDE = 0x9E3779B97F4A7C15
 # ddptrain's Trainer: at most this many first steps are left out of the throughput.
 MAX_WARMUP_STEPS = 5
-
-
-def env_int(names, default):
-    for n in names:
-        v = os.environ.get(n)
-        if v is not None and v != "":
-            return int(v)
-    return default
 
 
 def lr_at(step, a):
@@ -113,22 +106,11 @@ def main():
                    help="rendezvous port (default: $MASTER_PORT or 29534)")
     a = p.parse_args()
 
-    rank = env_int(["OMPI_COMM_WORLD_RANK", "PMI_RANK", "RANK"], 0)
-    world = env_int(["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "WORLD_SIZE"], 1)
-    os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(world)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    if a.port is not None:
-        os.environ["MASTER_PORT"] = str(a.port)
-    os.environ.setdefault("MASTER_PORT", "29534")
-
-    torch.set_num_threads(a.threads)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
+    rank, world = rank_and_world()
+    set_threads(a.threads)
     use_dist = world > 1
     if use_dist:
-        dist.init_process_group(backend="gloo", init_method="env://", rank=rank, world_size=world)
+        init_gloo(rank, world, a.port, 29534)
 
     torch.manual_seed(a.seed)
     model = build_model(a)

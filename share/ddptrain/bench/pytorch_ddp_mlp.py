@@ -13,7 +13,6 @@ Rank 0 prints one machine-readable line:
   RESULT impl=pytorch_ddp ranks=N threads=T batch=B steps=S samples_per_s=X step_ms=Y final_loss=Z
 """
 import argparse
-import os
 import sys
 import time
 
@@ -21,18 +20,12 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+from mpirun_gloo import init_gloo, rank_and_world, set_threads
+
 IN_DIM = 256
 HIDDEN = 1024
 N_HIDDEN_LAYERS = 3
 N_CLASSES = 10
-
-
-def env_int(names, default):
-    for n in names:
-        v = os.environ.get(n)
-        if v is not None and v != "":
-            return int(v)
-    return default
 
 
 def build_mlp():
@@ -61,22 +54,11 @@ def main():
                         "(default: plain model when world size is 1)")
     args = p.parse_args()
 
-    rank = env_int(["OMPI_COMM_WORLD_RANK", "PMI_RANK", "RANK"], 0)
-    world = env_int(["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "WORLD_SIZE"], 1)
-    addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
-    port = args.port if args.port is not None else env_int(["MASTER_PORT"], 29533)
-
-    torch.set_num_threads(args.threads)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
-
+    rank, world = rank_and_world()
+    set_threads(args.threads)
     use_dist = world > 1 or args.ddp_at_1
     if use_dist:
-        dist.init_process_group(backend="gloo",
-                                init_method="tcp://%s:%d" % (addr, port),
-                                rank=rank, world_size=world)
+        init_gloo(rank, world, args.port, 29533)
 
     # Same initial weights on every rank (DDP also broadcasts from rank 0).
     torch.manual_seed(args.seed)
