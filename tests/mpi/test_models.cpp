@@ -68,16 +68,6 @@ Config small_cnn() {
   return c;
 }
 
-// Trains `config` on MPI_COMM_WORLD and returns the progress records.
-std::vector<StepRecord> train_records(const Config& config) {
-  MpiComm comm(MPI_COMM_WORLD);
-  torch::manual_seed(static_cast<uint64_t>(config.run.seed));
-  const DataSplits data = make_datasets(config.data, config.run.seed);
-  auto model = make_model(config.model, data.train->info());
-  Trainer trainer(config, comm, *model, *data.train);
-  return trainer.run().records;
-}
-
 TEST(Models, GptOnNRanksEqualsOneRank) {
   const Config config = small_gpt();
   const auto initial = initial_parameters(config);
@@ -127,8 +117,8 @@ TEST(Models, Bf16LossesFollowFp32Over50Steps) {
   config.log.every = 5;
   Config bf16 = config;
   bf16.train.precision = "bf16";
-  const std::vector<StepRecord> full = train_records(config);
-  const std::vector<StepRecord> mixed = train_records(bf16);
+  const std::vector<StepRecord> full = train(config, MPI_COMM_WORLD).records;
+  const std::vector<StepRecord> mixed = train(bf16, MPI_COMM_WORLD).records;
   ASSERT_EQ(full.size(), 10u);
   ASSERT_EQ(mixed.size(), full.size());
   double largest = 0;

@@ -33,17 +33,22 @@ Config small_config(const std::string& optimizer) {
   return c;
 }
 
-std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm) {
+TrainedRun train(const Config& config, MPI_Comm comm) {
   MpiComm communicator(comm);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const DataSplits data = make_datasets(config.data, config.run.seed);
   auto model = make_model(config.model, data.train->info());
   freeze_parameters(*model, config.model.freeze);
   Trainer trainer(config, communicator, *model, *data.train);
-  trainer.run();
-  std::vector<torch::Tensor> params;
-  for (const auto& p : model->named_parameters()) params.push_back(p.tensor.detach().clone());
-  return params;
+  TrainedRun run;
+  run.records = trainer.run().records;
+  for (const auto& p : model->named_parameters()) run.params.push_back(p.tensor.detach().clone());
+  for (const auto& b : model->named_buffers()) run.buffers.push_back(b.tensor.detach().clone());
+  return run;
+}
+
+std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm) {
+  return train(config, comm).params;
 }
 
 double max_relative_difference(const std::vector<torch::Tensor>& a,

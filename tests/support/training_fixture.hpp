@@ -9,14 +9,24 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "train/trainer.hpp"
 
 namespace ddpt::testing {
 
 // A config for a few quick steps: 2048 samples x 32 features, 5 classes, MLP 32 -> 64 -> 48 -> 5.
 Config small_config(const std::string& optimizer);
 
-// Trains `config` on `comm` (MpiComm over it) from the seed's initial model and returns the
-// final parameters (detached copies), in registration order. Collective over `comm`.
+// What train() leaves: the progress records and detached copies of the final parameters and
+// buffers, in registration order.
+struct TrainedRun {
+  std::vector<StepRecord> records;
+  std::vector<torch::Tensor> params;
+  std::vector<torch::Tensor> buffers;
+};
+// Trains `config` (its data and model, model.freeze applied) on `comm` (MpiComm over it) from the
+// seed's initial model. Collective over `comm`.
+TrainedRun train(const Config& config, MPI_Comm comm);
+// train(config, comm).params.
 std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm);
 
 // max over parameters of ||a - b|| / ||b||.
