@@ -11,7 +11,7 @@ jobs=${DDPTRAIN_JOBS:-$(nproc)}
 
 # Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
 # spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
-# ccache, and Debian's python3 with torch/h5py for test models and post-analysis.
+# ccache, Debian's python3 with torch/h5py for test models and post-analysis, and SLURM + Lmod.
 packages=(
   build-essential cmake ccache git pkg-config
   libtorch-dev libopenblas0-openmp
@@ -21,6 +21,9 @@ packages=(
   libgtest-dev googletest
   libspdlog-dev libfmt-dev
   python3 python3-torch python3-h5py python3-matplotlib
+  # slurm/ and modules/ are tested against a real SLURM and Lmod (tests/cluster/); nothing here
+  # starts their daemons: the tests do, on loopback, and stop them again.
+  slurm-wlm slurmctld slurmd slurm-client munge lmod
 )
 
 missing=()

@@ -23,7 +23,7 @@ int eval_command(const std::vector<std::string>& args, MpiEnv& /*mpi*/) {
   const Config config = parse_config(rest);
   const Job job = set_up_job(config);
   std::unique_ptr<Communicator> comm =
-      make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD);
+      make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
   InferenceModel loaded = load_inference_model(config, checkpoint, comm->device());
 
   std::shared_ptr<const Dataset> data;

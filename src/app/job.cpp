@@ -27,6 +27,7 @@ Job set_up_job(const Config& config) {
   hints.slurm_cpus_per_task = job.launch.slurm_cpus_per_task;
   job.device = choose_device(job.topology, hints);
   apply_device_choice(job.device);
+  job.watchdog = std::make_unique<Watchdog>(MPI_COMM_WORLD, config.dist.timeout_s);
   return job;
 }
 

@@ -2,6 +2,7 @@
 // words that describe the job (the banner).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "config/config.hpp"
@@ -9,16 +10,19 @@
 #include "dist/device.hpp"
 #include "dist/mpi_env.hpp"
 #include "dist/topology.hpp"
+#include "dist/watchdog.hpp"
 
 namespace ddpt {
 
 struct Job {
   Topology topology;
   DeviceChoice device;
-  LaunchEnvironment launch;  // read once, here
+  LaunchEnvironment launch;            // read once, here
+  std::unique_ptr<Watchdog> watchdog;  // dist.timeout_s over every collective of the job
 };
 
-// Collective over MPI_COMM_WORLD: detects the topology, chooses and applies the device.
+// Collective over MPI_COMM_WORLD: detects the topology, chooses and applies the device, starts
+// the watchdog.
 Job set_up_job(const Config& config);
 
 // The "is my job set up right" lines (printed by rank 0).

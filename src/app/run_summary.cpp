@@ -21,7 +21,11 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
     steps += fmt::format(" ({} in this run, resumed at step {})", outcome.summary->steps,
                          outcome.resume_step);
   }
-  if (end_step < config.train.steps) steps += ", stopped early";
+  if (!outcome.stopped_by.empty()) {
+    steps += ", stopped by " + outcome.stopped_by + " (continue with train.resume = auto)";
+  } else if (end_step < config.train.steps) {
+    steps += ", stopped early";
+  }
   add("steps", steps);
   add("wall time", outcome.summary->seconds < 60
                        ? fmt::format("{:.2f} s", outcome.summary->seconds)
@@ -53,8 +57,8 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
   add("metrics", outcome.metrics_path);
   add("log", config.run.dir + "/log.txt");
   add("config", config.run.dir + "/config.cfg");
-  if (config.checkpoint.every > 0) {
-    const std::string latest = latest_checkpoint(config.run.dir);
+  if (const std::string latest = latest_checkpoint(config.run.dir);
+      config.checkpoint.every > 0 || !latest.empty()) {
     add("checkpoints",
         config.run.dir + "/checkpoints" +
             (latest.empty()

@@ -18,6 +18,7 @@ struct RunOutcome {
   int64_t resume_step = 0;                                  // 0: a fresh start
   std::optional<std::pair<EvalResult, int64_t>> best_eval;  // this run's best, and its step
   std::string metrics_path;
+  std::string stopped_by;  // "SIGUSR1" ... when a signal stopped the run before train.steps
 };
 
 std::string run_summary_text(const Config& config, const DatasetInfo& info,

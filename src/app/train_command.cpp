@@ -10,6 +10,7 @@
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
 #include "dist/make_communicator.hpp"
+#include "dist/stop_vote.hpp"
 #include "io/checkpoint.hpp"
 #include "io/metrics_writer.hpp"
 #include "models/freeze.hpp"
@@ -19,6 +20,7 @@
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/stop_signal.hpp"
 
 namespace ddpt {
 namespace {
@@ -71,12 +73,15 @@ void check_validation_split(const Config& config, const DataSplits& data) {
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
+  install_stop_signal_handlers();
   const Config config = parse_config(args);
   const bool rank0 = mpi.world_rank() == 0;
   const Job job = set_up_job(config);
   if (config.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
   std::unique_ptr<Communicator> comm =
-      make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD);
+      make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
+  Watchdog& watchdog = *job.watchdog;
+  StopVote stop_vote(MPI_COMM_WORLD, &watchdog);
 
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
   const DataSplits data = make_datasets(config.data, config.run.seed);
@@ -115,6 +120,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   }
   int64_t resume_step = 0;
   if (const std::string path = checkpoint_to_resume(config); !path.empty()) {
+    const Watchdog::Scope watched = watchdog.watch("checkpoint read of " + path);
     resume_step = load_checkpoint(path, state, comm->rank(), comm->size());
     trainer.resume_at(resume_step);
   }
@@ -195,6 +201,10 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     return result;
   };
   const int64_t every = config.checkpoint.every;
+  int stop_signal = 0;  // agreed by every rank
+  std::string last_checkpoint;
+  // Reports name the step in progress; the stop vote and checkpoint of step k belong to step k.
+  callbacks.on_step_begin = [&](int64_t step) { watchdog.set_step(step); };
   callbacks.on_step_end = [&](int64_t done) {
     const bool checkpoint_due = every > 0 && (done % every == 0 || done == config.train.steps);
     const bool eval_due = (config.eval.every > 0 && done % config.eval.every == 0) ||
@@ -211,10 +221,21 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
           done, config.train.min_delta, evals_without_improvement);
       trainer.request_stop();
     }
-    if (!checkpoint_due && !(stop && every > 0)) return;
-    const std::string path = save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1),
-                                             state, MPI_COMM_WORLD, config.checkpoint, eval_loss);
-    spdlog::info("checkpoint: {}", path);
+    // SIGUSR1/SIGTERM on any rank: every rank stops after this step, with a checkpoint to
+    // continue from (after the evaluation above, so the resumed run sees what this one saw).
+    stop_signal = stop_vote.agree(pending_stop_signal());
+    const bool interrupted = stop_signal != 0 && done < config.train.steps;
+    if (interrupted) {
+      spdlog::info("{} received: stopping after step {} with a checkpoint",
+                   signal_name(stop_signal), done);
+      trainer.request_stop();
+    }
+    if (!checkpoint_due && !(stop && every > 0) && !interrupted) return;
+    const Watchdog::Scope watched =
+        watchdog.watch(fmt::format("checkpoint write at step {}", done));
+    last_checkpoint = save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1), state,
+                                      MPI_COMM_WORLD, config.checkpoint, eval_loss);
+    spdlog::info("checkpoint: {}", last_checkpoint);
   };
   const TrainSummary summary = trainer.run(callbacks);
   RunOutcome outcome;
@@ -222,8 +243,17 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   outcome.resume_step = resume_step;
   if (best_eval) outcome.best_eval = std::make_pair(*best_eval, best_eval_step);
   outcome.metrics_path = metrics_path;
+  const int64_t end_step = resume_step + summary.steps;
+  if (stop_signal != 0 && end_step < config.train.steps)
+    outcome.stopped_by = signal_name(stop_signal);
   spdlog::info("{}", run_summary_text(config, info, outcome));
-  return 0;
+  if (outcome.stopped_by.empty()) return 0;
+  spdlog::info(
+      "stopped by {} at step {} of {}; {} holds the state; run the same command with "
+      "train.resume = auto to continue (exit code {})",
+      outcome.stopped_by, end_step, config.train.steps, last_checkpoint,
+      static_cast<int>(ExitCode::kStopped));
+  return static_cast<int>(ExitCode::kStopped);
 }
 
 }  // namespace ddpt

@@ -110,6 +110,10 @@ struct DdpConfig {
   std::string compress = "none";  // none | bf16 | fp16: precision of gradients on the wire
 };
 
+struct DistConfig {
+  double timeout_s = 600;  // deadline of every collective and checkpoint phase, in seconds
+};
+
 struct LogConfig {
   int64_t every = 10;             // steps between progress lines
   std::string progress = "auto";  // auto (bar on a terminal, else lines) | bar | lines
@@ -122,6 +126,7 @@ struct Config {
   TrainConfig train;
   OptimConfig optim;
   DdpConfig ddp;
+  DistConfig dist;
   LogConfig log;
   CheckpointConfig checkpoint;
   EvalConfig eval;

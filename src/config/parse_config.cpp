@@ -180,6 +180,11 @@ OptionTable make_table(Config& c) {
            "precision of gradients on the wire: none (fp32) | bf16 | fp16 (halves the bytes; "
            "the sum is accumulated in that precision)",
            one_of({"none", "bf16", "fp16"}))
+      .add("dist.timeout_s", &c.dist.timeout_s,
+           "seconds a rank may wait in a collective or a checkpoint phase; past it the job "
+           "aborts with exit code 5, naming the collective, the step and the ranks that did not "
+           "arrive",
+           positive())
       .add("log.every", &c.log.every, "steps between progress lines (and metrics.h5 rows)",
            at_least(1))
       .add("log.progress", &c.log.progress,

@@ -11,7 +11,7 @@
 namespace ddpt {
 
 std::unique_ptr<Communicator> make_communicator(const std::string& backend, torch::Device device,
-                                                MPI_Comm comm) {
+                                                MPI_Comm comm, Watchdog* watchdog) {
   const bool want_nccl =
       backend == "nccl" || (backend == "auto" && device.is_cuda() && nccl_compiled());
   if (!want_nccl) {
@@ -19,13 +19,13 @@ std::unique_ptr<Communicator> make_communicator(const std::string& backend, torc
       throw ConfigError("ddp.backend = " + backend +
                         ": the MPI backend reduces host tensors; use nccl on GPUs");
     }
-    return std::make_unique<MpiComm>(comm);
+    return std::make_unique<MpiComm>(comm, watchdog);
   }
   if (!device.is_cuda()) {
     throw ConfigError("ddp.backend = nccl needs a GPU, but this rank runs on the CPU");
   }
 #ifdef DDPTRAIN_HAVE_NCCL
-  return std::make_unique<NcclComm>(comm, device.index());
+  return std::make_unique<NcclComm>(comm, device.index(), watchdog);
 #else
   throw ConfigError("ddp.backend = nccl: this ddptrain was built without NCCL");
 #endif

@@ -7,13 +7,15 @@
 #include <string>
 
 #include "dist/communicator.hpp"
+#include "dist/watchdog.hpp"
 
 namespace ddpt {
 
 // Collective over `comm`. backend: "auto" (NCCL for CUDA devices when compiled in, else MPI),
-// "mpi" or "nccl". Throws ConfigError for a backend that cannot serve `device`.
+// "mpi" or "nccl". Throws ConfigError for a backend that cannot serve `device`. `watchdog` (may
+// be null) watches every collective.
 std::unique_ptr<Communicator> make_communicator(const std::string& backend, torch::Device device,
-                                                MPI_Comm comm);
+                                                MPI_Comm comm, Watchdog* watchdog = nullptr);
 
 // Whether this build has the NCCL backend, and its version ("" if not).
 bool nccl_compiled();

@@ -8,13 +8,15 @@
 #include "dist/comm_thread.hpp"
 #include "dist/communicator.hpp"
 #include "dist/mpi_comm_handle.hpp"
+#include "dist/watchdog.hpp"
 
 namespace ddpt {
 
 class MpiComm final : public Communicator {
  public:
-  // Collective over `comm` (MPI_Comm_dup).
-  explicit MpiComm(MPI_Comm comm);
+  // Collective over `comm` (MPI_Comm_dup). Every collective is watched by `watchdog` (may be
+  // null: unwatched).
+  explicit MpiComm(MPI_Comm comm, Watchdog* watchdog = nullptr);
   ~MpiComm() override;
 
   int rank() const override { return rank_; }
@@ -30,11 +32,15 @@ class MpiComm final : public Communicator {
  private:
   // Runs `job` on the communication thread and waits for it (rethrowing its error).
   void run_blocking(std::function<void()> job);
+  // "MPI all_reduce #12 (1000 x float)": the same text on every rank for the same collective.
+  std::string next_collective_name(const char* what, const torch::Tensor& tensor);
 
   MpiCommHandle comm_;
   int rank_ = 0;
   int size_ = 1;
-  CommThread thread_;  // destroyed first: drains queued collectives before comm_ is freed
+  Watchdog* watchdog_;
+  int64_t collectives_ = 0;  // issued so far, on the calling thread
+  CommThread thread_;        // destroyed first: drains queued collectives before comm_ is freed
 };
 
 }  // namespace ddpt

@@ -11,9 +11,10 @@ namespace ddpt {
 
 class MpiEnv {
  public:
-  // Only one thread calls MPI at a time: the communication thread while it owns the collectives,
-  // the main thread otherwise. MPI_THREAD_SERIALIZED is what that needs.
-  static constexpr int kRequiredThreadLevel = MPI_THREAD_SERIALIZED;
+  // Three threads call MPI: the communication thread (gradient all-reduces), the main thread
+  // (stop vote, checkpoints) and the watchdog, which must answer its peers and abort the job
+  // while another thread is blocked inside a collective. That needs MPI_THREAD_MULTIPLE.
+  static constexpr int kRequiredThreadLevel = MPI_THREAD_MULTIPLE;
 
   MpiEnv(int* argc, char*** argv);
   ~MpiEnv();

@@ -1,5 +1,7 @@
 #include "dist/nccl_comm.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
@@ -67,16 +69,16 @@ cudaStream_t current_compute_stream(int device) {
 
 class NcclWork final : public Work {
  public:
-  NcclWork(CudaEvent done, cudaStream_t compute, torch::Tensor keep_alive)
+  NcclWork(std::shared_ptr<CudaEvent> done, cudaStream_t compute, torch::Tensor keep_alive)
       : done_(std::move(done)),
         compute_(compute),
         tensor_(std::move(keep_alive)),
         started_(Clock::now()) {}
-  void wait() override { done_.block(compute_); }
+  void wait() override { done_->block(compute_); }
   Clock::time_point started_at() const override { return started_; }
 
  private:
-  CudaEvent done_;
+  std::shared_ptr<CudaEvent> done_;  // shared with the watchdog, which polls it
   cudaStream_t compute_;
   torch::Tensor tensor_;  // the buffer stays allocated until the work is dropped
   Clock::time_point started_;
@@ -98,7 +100,8 @@ int NcclComm::select_device(int device_index) {
 }
 
 // device_ is initialised first (member order), so the stream and event live on that device.
-NcclComm::NcclComm(MPI_Comm mpi_comm, int device_index) : device_(select_device(device_index)) {
+NcclComm::NcclComm(MPI_Comm mpi_comm, int device_index, Watchdog* watchdog)
+    : device_(select_device(device_index)), watchdog_(watchdog) {
   DDPT_CHECK_MPI(MPI_Comm_rank(mpi_comm, &rank_));
   DDPT_CHECK_MPI(MPI_Comm_size(mpi_comm, &size_));
   const ncclUniqueId id = broadcast_nccl_unique_id(mpi_comm);
@@ -141,10 +144,27 @@ cudaStream_t NcclComm::enter_collective() {
   return compute;
 }
 
-void NcclComm::leave_collective(cudaStream_t compute) {
-  CudaEvent done;
-  done.record(stream_.get());
-  done.block(compute);
+std::shared_ptr<CudaEvent> NcclComm::finish_collective(const char* what,
+                                                       const torch::Tensor& tensor) {
+  auto done = std::make_shared<CudaEvent>();
+  done->record(stream_.get());
+  if (watchdog_) {
+    // Polled from the watchdog's thread, whose current device may be another one.
+    watchdog_->watch_until(fmt::format("NCCL {} #{} ({} x {})", what, ++collectives_,
+                                       tensor.numel(), c10::toString(tensor.scalar_type())),
+                           [done, device = device_] {
+                             cudaSetDevice(device);
+                             // Any answer but "not ready" ends the watch; errors surface in
+                             // the training thread.
+                             return cudaEventQuery(done->get()) != cudaErrorNotReady;
+                           });
+  }
+  return done;
+}
+
+void NcclComm::leave_collective(cudaStream_t compute, const char* what,
+                                const torch::Tensor& tensor) {
+  finish_collective(what, tensor)->block(compute);
 }
 
 std::shared_ptr<Work> NcclComm::all_reduce_async(torch::Tensor tensor, ReduceOp op) {
@@ -153,8 +173,7 @@ std::shared_ptr<Work> NcclComm::all_reduce_async(torch::Tensor tensor, ReduceOp 
   DDPT_CHECK_NCCL(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(),
                                 static_cast<size_t>(tensor.numel()), nccl_type_of(tensor),
                                 nccl_op_of(op), comm_, stream_.get()));
-  CudaEvent done;
-  done.record(stream_.get());
+  std::shared_ptr<CudaEvent> done = finish_collective("all_reduce", tensor);
   return std::make_shared<NcclWork>(std::move(done), compute, std::move(tensor));
 }
 
@@ -164,7 +183,7 @@ void NcclComm::broadcast(torch::Tensor tensor, int root) {
   DDPT_CHECK_NCCL(ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(),
                                 static_cast<size_t>(tensor.numel()), nccl_type_of(tensor), root,
                                 comm_, stream_.get()));
-  leave_collective(compute);
+  leave_collective(compute, "broadcast", tensor);
 }
 
 torch::Tensor NcclComm::all_gather(const torch::Tensor& tensor) {
@@ -177,7 +196,7 @@ torch::Tensor NcclComm::all_gather(const torch::Tensor& tensor) {
   DDPT_CHECK_NCCL(ncclAllGather(input.data_ptr(), output.data_ptr(),
                                 static_cast<size_t>(input.numel()), nccl_type_of(input), comm_,
                                 stream_.get()));
-  leave_collective(compute);
+  leave_collective(compute, "all_gather", input);
   return output;
 }
 

@@ -8,14 +8,16 @@
 
 #include "dist/communicator.hpp"
 #include "dist/cuda_handles.hpp"
+#include "dist/watchdog.hpp"
 
 namespace ddpt {
 
 class NcclComm final : public Communicator {
  public:
   // Collective over `mpi_comm`: rank 0's unique id is broadcast over MPI, then every rank joins
-  // with ncclCommInitRank on CUDA device `device_index` (needs a GPU).
-  NcclComm(MPI_Comm mpi_comm, int device_index);
+  // with ncclCommInitRank on CUDA device `device_index` (needs a GPU). `watchdog` (may be null)
+  // watches every collective from its enqueueing until its completion event fires.
+  NcclComm(MPI_Comm mpi_comm, int device_index, Watchdog* watchdog = nullptr);
   ~NcclComm() override;  // ncclCommDestroy, or nothing more if already aborted
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -39,8 +41,11 @@ class NcclComm final : public Communicator {
  private:
   // Makes the NCCL stream wait for work already queued on the compute stream.
   cudaStream_t enter_collective();
+  // Records the completion of what was queued on the NCCL stream, and has the watchdog watch it
+  // under the name "NCCL <what> #N (...)".
+  std::shared_ptr<CudaEvent> finish_collective(const char* what, const torch::Tensor& tensor);
   // Makes the compute stream wait for what was queued on the NCCL stream.
-  void leave_collective(cudaStream_t compute);
+  void leave_collective(cudaStream_t compute, const char* what, const torch::Tensor& tensor);
 
   static int select_device(int device_index);  // cudaSetDevice, then returns the index
 
@@ -50,6 +55,8 @@ class NcclComm final : public Communicator {
   int size_ = 1;
   CudaStream stream_;
   CudaEvent compute_ready_;
+  Watchdog* watchdog_;
+  int64_t collectives_ = 0;  // issued so far: numbers them alike on every rank
 };
 
 }  // namespace ddpt

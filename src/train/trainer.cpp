@@ -182,6 +182,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   int64_t interval_skipped = 0;
   for (int64_t step = start_step_; step < last_step; ++step) {
     if (step - start_step_ == summary.warmup_steps) steady.reset();
+    if (callbacks.on_step_begin) callbacks.on_step_begin(step + 1);
     if (const std::optional<double> loss = train_step(step)) {
       interval_loss += *loss;
     } else {

@@ -50,6 +50,7 @@ class Trainer {
   // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
   Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data);
   struct Callbacks {
+    std::function<void(int64_t step)> on_step_begin;      // step: 1-based, about to run
     std::function<void(const StepRecord&)> on_record;     // each progress record (metrics.h5)
     std::function<void(int64_t steps_done)> on_step_end;  // after each optimizer step (checkpoints)
   };

@@ -14,6 +14,10 @@ enum class ExitCode : int {
   kData = 3,       // bad data or checkpoint file
   kNumerical = 4,  // loss/gradients non-finite beyond the guard's patience
   kTimeout = 5,    // a collective timed out
+  // Stopped by SIGUSR1 or SIGTERM after writing a checkpoint: not a failure. 75 is sysexits.h's
+  // EX_TEMPFAIL ("try again later"); the slurm scripts requeue on it, and train.resume = auto
+  // continues.
+  kStopped = 75,
 };
 
 // Base of every ddptrain error. `collective` means every rank raises the same error at the same

@@ -10,3 +10,36 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+
+# rank_pid MPIRUN_PID RANK: the pid of that rank among mpirun's children (local launch).
+rank_pid() {
+  local pid
+  for pid in $(pgrep -P "$1"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+      echo "$pid"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# wait_for_file PATH SECONDS: true once PATH exists.
+wait_for_file() {
+  local deadline=$((SECONDS + $2))
+  while [[ ! -e $1 ]]; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
+# gone_within SECONDS PID...: true once none of the processes exists (zombies count as gone).
+gone_within() {
+  local deadline=$((SECONDS + $1)) pid state
+  shift
+  for pid in "$@"; do
+    while state=$(ps -o stat= -p "$pid" 2>/dev/null) && [[ $state != Z* ]]; do
+      ((SECONDS < deadline)) || { echo "process $pid still there (state $state)"; return 1; }
+      sleep 0.1
+    done
+  done
+}

@@ -1,0 +1,27 @@
+// SIGUSR1 (SLURM's warning before the time limit, `#SBATCH --signal=USR1@LEAD`) and SIGTERM
+// (scancel, preemption, the limit itself) ask for a checkpointed stop instead of ending the
+// process where it stands. The handler only records the signal; the training loop polls it at
+// each step boundary, and all ranks agree on it collectively (dist/stop_vote). The same signal
+// again, more than a few seconds later, ends the process the default way (a stuck start-up can
+// still be killed).
+#pragma once
+
+#include <string>
+
+namespace ddpt {
+
+// Installs the handlers (idempotent). `train` does it first thing, so a signal during start-up
+// stops the run after its first step; other subcommands keep the default actions.
+void install_stop_signal_handlers();
+
+// The last stop signal received (SIGUSR1 or SIGTERM), 0 if none. Async-signal-safe to set,
+// cheap to read.
+int pending_stop_signal() noexcept;
+
+// "SIGUSR1", "SIGTERM", or "signal N".
+std::string signal_name(int signal_number);
+
+// Tests: forget a received signal.
+void clear_stop_signal() noexcept;
+
+}  // namespace ddpt

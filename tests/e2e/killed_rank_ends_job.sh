@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One rank killed mid-training: every other rank exits within 15 s instead of waiting in a
+# collective. Usage: killed_rank_ends_job.sh MPIEXEC DDPTRAIN DECK
+set -u
+source "$(dirname "$0")/common.sh"
+"$mpiexec" -np 3 --oversubscribe --bind-to none "$ddptrain" train "$deck" --run.dir="$work/run" \
+  --train.steps=1000000 --checkpoint.every=100 >"$work/out.txt" 2>&1 &
+launcher=$!
+trap 'kill -KILL $launcher 2>/dev/null; rm -rf "$work"' EXIT
+wait_for_file "$work/run/checkpoints/step_00000100.h5" 120 || fail "training did not start"
+survivors=("$(rank_pid "$launcher" 0)" "$(rank_pid "$launcher" 2)")
+kill -KILL "$(rank_pid "$launcher" 1)" || fail "no rank 1"
+start=$SECONDS
+wait "$launcher"
+rc=$?
+took=$((SECONDS - start))
+echo "launcher exit code $rc after $took s"
+[[ $rc -ne 0 ]] || fail "the job reported success"
+((took <= 15)) || fail "took $took s, more than 15"
+gone_within $((15 - took)) "${survivors[@]}" || fail "a rank is still running"
+echo "killed rank checks passed"
