@@ -73,7 +73,6 @@ void check_validation_split(const Config& config, const DataSplits& data) {
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
-  install_stop_signal_handlers();
   const Config config = parse_config(args);
   const bool rank0 = mpi.world_rank() == 0;
   const Job job = set_up_job(config);
@@ -226,6 +225,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     stop_signal = stop_vote.agree(pending_stop_signal());
     const bool interrupted = stop_signal != 0 && done < config.train.steps;
     if (interrupted) {
+      mark_stopping();
       spdlog::info("{} received: stopping after step {} with a checkpoint",
                    signal_name(stop_signal), done);
       trainer.request_stop();

@@ -10,6 +10,7 @@
 #include "dist/make_communicator.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/process_identity.hpp"
 
 namespace ddpt {
@@ -201,8 +202,10 @@ void Watchdog::on_timeout(const Entry& entry) {
     }
   }
   if (reporter == rank_) {
-    std::fprintf(stderr, "%s\n", report(entry, answers).c_str());
+    const std::string text = report(entry, answers);
+    std::fprintf(stderr, "%s\n", text.c_str());
     std::fflush(stderr);
+    log_to_file_only(text);  // run.dir/log.txt, where rank 0 keeps it
   } else {
     std::fprintf(stderr,
                  "%s ddptrain: error: '%s' at step %lld timed out (dist.timeout_s = %g); rank %d "

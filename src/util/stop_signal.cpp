@@ -11,6 +11,7 @@ namespace {
 constexpr time_t kRepeatIsDuplicateSeconds = 5;
 
 volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_stopping = 0;
 volatile time_t g_first_signal_at = 0;
 
 time_t monotonic_seconds() {
@@ -20,6 +21,7 @@ time_t monotonic_seconds() {
 }
 
 extern "C" void record_stop_signal(int signal_number) {
+  if (g_stopping != 0) return;  // the checkpoint is being written: let it finish
   if (g_stop_signal != 0) {
     if (monotonic_seconds() - g_first_signal_at < kRepeatIsDuplicateSeconds) return;
     std::signal(signal_number, SIG_DFL);  // asked again: the default action, at once
@@ -45,8 +47,13 @@ int pending_stop_signal() noexcept {
   return g_stop_signal;
 }
 
+void mark_stopping() noexcept {
+  g_stopping = 1;
+}
+
 void clear_stop_signal() noexcept {
   g_stop_signal = 0;
+  g_stopping = 0;
 }
 
 std::string signal_name(int signal_number) {
