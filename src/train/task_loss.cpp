@@ -32,12 +32,14 @@ std::pair<torch::Tensor, torch::Tensor> loss_operands(const DatasetInfo& info,
       }
       return {outputs.reshape(targets.sizes()), targets};
     case Task::kNextToken:
+      // A model vocabulary padded past the data's (GPT-2's 50257 -> 50304, for faster matrix
+      // products) is fine: the extra ids never occur as targets, and the softmax learns that.
       if (outputs.dim() != 3 || outputs.size(0) != batch || outputs.size(1) != targets.size(1) ||
-          outputs.size(2) != info.outputs) {
-        throw mismatch(fmt::format("[{}, {}, {}] (batch, block, vocab)", batch, targets.size(1),
-                                   info.outputs));
+          outputs.size(2) < info.outputs) {
+        throw mismatch(fmt::format("[{}, {}, {}] (batch, block, vocab of at least the data's)",
+                                   batch, targets.size(1), info.outputs));
       }
-      return {outputs.reshape({-1, info.outputs}), targets.reshape({-1})};
+      return {outputs.reshape({-1, outputs.size(2)}), targets.reshape({-1})};
   }
   throw mismatch("a known task");
 }

@@ -9,6 +9,7 @@
 #include "train/autocast.hpp"
 #include "train/loss_scaler.hpp"
 #include "train/spike_guard.hpp"
+#include "train/task_loss.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -149,6 +150,19 @@ TEST(MakeModel, RefusesDataTheModelCannotRead) {
   ModelConfig unknown;
   unknown.type = "transformer-xl";
   EXPECT_THROW(make_model(unknown, rows), ConfigError);
+}
+
+// GPT-2's 50257 tokens on a model padded to 50304 logits (inputs/gpt2_small_16gpu.cfg): the loss
+// is the cross-entropy over all logits; fewer logits than the data's vocabulary is an error.
+TEST(TaskLoss, NextTokenAcceptsAPaddedVocabulary) {
+  const DatasetInfo tokens{Task::kNextToken, {4}, 50};
+  const torch::Tensor targets = torch::randint(50, {2, 4}, torch::kLong);
+  const torch::Tensor logits = torch::randn({2, 4, 64});
+  const double expected =
+      torch::nn::functional::cross_entropy(logits.reshape({-1, 64}), targets.reshape({-1}))
+          .item<double>();
+  EXPECT_NEAR(task_loss(tokens, logits, targets).item<double>(), expected, 1e-6);
+  EXPECT_THROW(task_loss(tokens, torch::randn({2, 4, 40}), targets), ConfigError);
 }
 
 TEST(Autocast, Bf16InsideTheScopeOnly) {
