@@ -1,23 +1,9 @@
 #include "train/optimizer_state.hpp"
 
-#include <type_traits>
-
 #include "util/error.hpp"
 
 namespace ddpt {
 namespace {
-
-// LibTorch 1.x keys optimizer state by the parameter's TensorImpl address as a string; 2.x by the
-// address itself. Either way the key comes from the live parameter.
-template <class StateMap>
-typename StateMap::key_type state_key(const StateMap& /*state*/, const torch::Tensor& param) {
-  using Key = typename StateMap::key_type;
-  if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(param.unsafeGetTensorImpl());
-  } else {
-    return static_cast<Key>(param.unsafeGetTensorImpl());
-  }
-}
 
 torch::Tensor step_tensor(int64_t step) {
   return torch::tensor({step}, torch::kLong);

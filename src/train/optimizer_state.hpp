@@ -5,11 +5,26 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
+
+// The key of `param`'s entry in an optimizer's state map. LibTorch 1.x keys optimizer state by the
+// parameter's TensorImpl address as a string; 2.x by the address itself. Either way the key comes
+// from the live parameter.
+template <class StateMap>
+typename StateMap::key_type state_key(const StateMap& /*state*/, const torch::Tensor& param) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    return c10::guts::to_string(param.unsafeGetTensorImpl());
+  } else {
+    return static_cast<Key>(param.unsafeGetTensorImpl());
+  }
+}
 
 // State of every parameter that has some (none before the first step).
 std::vector<NamedTensor> export_optimizer_state(torch::optim::Optimizer& optimizer,
