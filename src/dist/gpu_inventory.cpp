@@ -1,5 +1,6 @@
 #include "dist/gpu_inventory.hpp"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #ifdef DDPTRAIN_HAVE_NCCL
@@ -20,7 +21,10 @@ std::string describe_gpus() {
     for (int d = 0; d < count; ++d) {
       cudaDeviceProp prop{};
       if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) {
-        runtime += std::string(d == 0 ? ": " : ", ") + prop.name;
+        // What decides speed and fit: memory, architecture (bf16 needs sm_80+), SM count.
+        runtime += fmt::format("{}{} ({:.1f} GiB, sm_{}{}, {} SMs)", d == 0 ? ": " : ", ",
+                               prop.name, static_cast<double>(prop.totalGlobalMem) / (1 << 30),
+                               prop.major, prop.minor, prop.multiProcessorCount);
       }
     }
   }

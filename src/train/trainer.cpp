@@ -105,6 +105,12 @@ std::optional<double> Trainer::train_step(int64_t step) {
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(comm_.device()));
   for (int64_t micro = 0; micro < accum; ++micro) {
     Batch batch = data_.get(sampler_.indices(step, micro));
+    if (comm_.device().is_cuda()) {
+      // A copy from pageable memory is synchronous whatever non_blocking says; from pinned
+      // memory (torch's caching host allocator) it is a DMA that overlaps the GPU's work.
+      batch.inputs = batch.inputs.pin_memory();
+      batch.targets = batch.targets.pin_memory();
+    }
     const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
     const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
