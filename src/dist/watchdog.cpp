@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "dist/gather_strings.hpp"
 #include "dist/make_communicator.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
@@ -30,18 +31,6 @@ double seconds_since(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-std::vector<std::string> gather_hosts(MPI_Comm comm, int size) {
-  std::vector<char> mine(MPI_MAX_PROCESSOR_NAME, '\0');
-  const std::string& host = process_host();
-  std::copy_n(host.begin(), std::min<size_t>(host.size(), mine.size() - 1), mine.begin());
-  std::vector<char> all(mine.size() * static_cast<size_t>(size));
-  DDPT_CHECK_MPI(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(),
-                               static_cast<int>(mine.size()), MPI_CHAR, comm));
-  std::vector<std::string> hosts;
-  for (int r = 0; r < size; ++r) hosts.emplace_back(all.data() + mine.size() * r);
-  return hosts;
-}
-
 }  // namespace
 
 Watchdog::Scope::Scope(Scope&& other) noexcept
@@ -56,7 +45,7 @@ Watchdog::Watchdog(MPI_Comm comm, double timeout_s) : timeout_s_(timeout_s) {
   DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
   DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
   DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
-  hosts_ = gather_hosts(comm_.get(), size_);
+  hosts_ = all_gather_strings(comm_.get(), process_host());
   if (size_ > 1) thread_ = std::thread([this] { loop(); });
 }
 

@@ -51,11 +51,6 @@ void mark_stopping() noexcept {
   g_stopping = 1;
 }
 
-void clear_stop_signal() noexcept {
-  g_stop_signal = 0;
-  g_stopping = 0;
-}
-
 std::string signal_name(int signal_number) {
   switch (signal_number) {
     case SIGUSR1:

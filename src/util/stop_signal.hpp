@@ -26,7 +26,4 @@ void mark_stopping() noexcept;
 // "SIGUSR1", "SIGTERM", or "signal N".
 std::string signal_name(int signal_number);
 
-// Tests: forget a received signal.
-void clear_stop_signal() noexcept;
-
 }  // namespace ddpt
