@@ -10,11 +10,12 @@ build=${DDPTRAIN_BUILD_DIR:-$repo/build}
 jobs=${DDPTRAIN_JOBS:-$(nproc)}
 
 # Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
-# spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
+# spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it; the
+# GPT's fused attention links libblas.so, which the alternatives point at OpenBLAS at run time),
 # ccache, Debian's python3 with torch/h5py for test models and post-analysis, and SLURM + Lmod.
 packages=(
   build-essential cmake ccache git pkg-config
-  libtorch-dev libopenblas0-openmp
+  libtorch-dev libopenblas0-openmp libblas-dev
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev

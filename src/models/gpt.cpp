@@ -1,11 +1,10 @@
 #include "models/gpt.hpp"
 
 #include <fmt/format.h>
-#include <torch/version.h>
 
 #include <cmath>
-#include <limits>
 
+#include "models/causal_attention.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -27,33 +26,7 @@ class CausalSelfAttentionImpl : public nn::Module {
         dropout_(spec.dropout) {}
 
   torch::Tensor forward(const torch::Tensor& x) {
-    const int64_t batch = x.size(0);
-    const int64_t time = x.size(1);
-    const int64_t width = x.size(2);
-    const int64_t head_dim = width / n_head_;
-    // [N, T, 3C] -> q, k, v each [N, heads, T, head_dim].
-    const std::vector<torch::Tensor> qkv = c_attn_(x).split(width, 2);
-    auto heads = [&](const torch::Tensor& t) {
-      return t.view({batch, time, n_head_, head_dim}).transpose(1, 2);
-    };
-    const torch::Tensor q = heads(qkv[0]);
-    const torch::Tensor k = heads(qkv[1]);
-    const torch::Tensor v = heads(qkv[2]);
-#if TORCH_VERSION_MAJOR >= 2
-    // Fused (flash / memory-efficient) attention where the build has it.
-    torch::Tensor y = at::scaled_dot_product_attention(q, k, v, {}, is_training() ? dropout_ : 0.0,
-                                                       /*is_causal=*/true);
-#else
-    torch::Tensor att = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(double(head_dim)));
-    const torch::Tensor future =
-        torch::ones({time, time}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
-            .triu(1);
-    att = maybe_dropout(
-        torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1),
-        dropout_, is_training());
-    torch::Tensor y = att.matmul(v);
-#endif
-    y = y.transpose(1, 2).contiguous().view({batch, time, width});
+    const torch::Tensor y = causal_self_attention(c_attn_(x), n_head_, dropout_, is_training());
     return maybe_dropout(c_proj_(y), dropout_, is_training());
   }
 

@@ -26,6 +26,15 @@ find_package(Boost 1.70 REQUIRED COMPONENTS program_options)
 find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
 find_package(Threads REQUIRED)
+# The fused CPU attention of the built-in GPT (src/models/causal_attention.cpp) calls sgemm_ of
+# the BLAS that LibTorch runs on (Debian: libblas.so.3, OpenBLAS through the alternatives).
+# Optional: without one, attention falls back to tensor operations.
+find_package(BLAS QUIET)
+if(BLAS_FOUND)
+  message(STATUS "ddptrain: BLAS for the fused CPU attention: ${BLAS_LIBRARIES}")
+else()
+  message(STATUS "ddptrain: no BLAS found, the GPT's CPU attention uses tensor operations")
+endif()
 
 # --- CUDA Toolkit + NCCL (optional) -------------------------------------------------------------
 set(DDPTRAIN_HAVE_NCCL OFF)

@@ -1,0 +1,292 @@
+#include "models/causal_attention.hpp"
+
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#ifdef DDPTRAIN_HAVE_BLAS
+// The Fortran BLAS entry point: LibTorch itself calls the same one, so this is the BLAS that the
+// rest of the step runs on (OpenBLAS through Debian's alternatives).
+extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const float* alpha, const float* a, const int* lda,
+                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
+#endif
+
+namespace ddpt {
+namespace {
+
+// Rows of scores handled at once. Row block [i0, i0 + R) needs key columns [0, i0 + R) only, so
+// long contexts skip most of the masked upper triangle; at T <= R it is one full T x T block.
+constexpr int64_t kRowBlock = 64;
+
+// Row-major C[m x n] = alpha op(A) op(B) + beta C, op(A) m x k, op(B) k x n.
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+#ifdef DDPTRAIN_HAVE_BLAS
+  // Column-major BLAS sees every row-major matrix transposed: C^T = op(B)^T op(A)^T.
+  const char ta = trans_b ? 'T' : 'N';
+  const char tb = trans_a ? 'T' : 'N';
+  const int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k);
+  const int la = static_cast<int>(ldb), lb = static_cast<int>(lda), lc = static_cast<int>(ldc);
+  sgemm_(&ta, &tb, &mm, &nn, &kk, &alpha, b, &la, a, &lb, &beta, c, &lc);
+#else
+  (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
+  (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+  TORCH_CHECK(false, "fused causal attention: built without a BLAS");
+#endif
+}
+
+// exp(v), Cephes' expf (relative error below 2e-7, as LibTorch's vectorised exp), written without
+// calls or branches so that GCC vectorises the loop below (libm's expf is a scalar call). Below
+// -87.34, where exp is smaller than the smallest normal float, it returns about 1e-38; softmax
+// never calls it above 0.
+inline float exp_of(float v) {
+  v = v < -87.33654f ? -87.33654f : v;
+  const float whole = __builtin_floorf(v * 1.44269504088896341f + 0.5f);  // round(v / ln 2)
+  float r = v - whole * 0.693359375f;  // v - whole ln 2, ln 2 split in two for precision
+  r = r + whole * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(whole) + 127) << 23;  // 2^whole
+  float two_to_whole;
+  std::memcpy(&two_to_whole, &bits, sizeof bits);
+  return p * two_to_whole;
+}
+
+// x[j] = exp(x[j] - shift) for j < n, compiled for AVX2 and for the baseline, picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void exp_shifted(float* __restrict x, int64_t n, float shift) {
+  for (int64_t j = 0; j < n; ++j) x[j] = exp_of(x[j] - shift);
+}
+
+// Sum with eight running partial sums, so that the loop is not one long chain of dependent adds.
+float sum(const float* x, int64_t n) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) part[l] += x[j + l];
+  }
+  float total = 0;
+  for (; j < n; ++j) total += x[j];
+  for (float p : part) total += p;
+  return total;
+}
+
+float dot(const float* x, const float* y, int64_t n) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) part[l] += x[j + l] * y[j + l];
+  }
+  float total = 0;
+  for (; j < n; ++j) total += x[j] * y[j];
+  for (float p : part) total += p;
+  return total;
+}
+
+// Softmax of row[0, valid) in place (the positions this query may see); row[valid, width) = 0.
+void causal_softmax_row(float* row, int64_t valid, int64_t width) {
+  float max = row[0];
+  for (int64_t j = 1; j < valid; ++j) max = row[j] > max ? row[j] : max;
+  // A NaN score leaves max finite and is carried by exp and the sum into the whole row. The exp
+  // runs on whole vectors past `valid` (those entries are zeroed below): no scalar tail.
+  exp_shifted(row, std::min(width, (valid + 7) / 8 * 8), max);
+  const float inverse = 1.0f / sum(row, valid);
+  for (int64_t j = 0; j < valid; ++j) row[j] *= inverse;
+  std::fill(row + valid, row + width, 0.0f);
+}
+
+// Shapes and strides of one call: qkv [N, T, 3C] row-major, heads of head_dim columns.
+struct Layout {
+  int64_t batch, time, width, heads, head_dim;
+  int64_t qkv_row() const { return 3 * width; }
+  // q, k and v of (sample n, head h) start here, each a [T, head_dim] matrix with rows qkv_row()
+  // apart; k and v are width and 2 width further on.
+  int64_t qkv_offset(int64_t n, int64_t h) const { return n * time * qkv_row() + h * head_dim; }
+  // y and dy of (n, h): [T, head_dim] with rows width apart.
+  int64_t y_offset(int64_t n, int64_t h) const { return n * time * width + h * head_dim; }
+};
+
+Layout layout_of(const torch::Tensor& qkv, int64_t n_head) {
+  TORCH_CHECK(qkv.dim() == 3 && qkv.size(2) % (3 * n_head) == 0,
+              "causal attention: qkv must be [N, T, 3 C] with C a multiple of n_head = ", n_head,
+              ", got ", qkv.sizes());
+  const int64_t width = qkv.size(2) / 3;
+  return {qkv.size(0), qkv.size(1), width, n_head, width / n_head};
+}
+
+// Forward: y [N, T, C] and the attention weights [N, heads, T, T] (zero above the diagonal) that
+// the backward pass needs.
+std::pair<torch::Tensor, torch::Tensor> fused_forward(const torch::Tensor& qkv_in, int64_t n_head) {
+  const torch::Tensor qkv = qkv_in.contiguous();
+  const Layout s = layout_of(qkv, n_head);
+  torch::Tensor y = torch::empty({s.batch, s.time, s.width}, qkv.options());
+  torch::Tensor weights = torch::empty({s.batch, s.heads, s.time, s.time}, qkv.options());
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  const float* qkv_data = qkv.data_ptr<float>();
+  float* y_data = y.data_ptr<float>();
+  float* weight_data = weights.data_ptr<float>();
+  const int64_t T = s.time, D = s.head_dim, ld = s.qkv_row();
+  at::parallel_for(0, s.batch * s.heads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t nh = begin; nh < end; ++nh) {
+      const int64_t n = nh / s.heads, h = nh % s.heads;
+      const float* q = qkv_data + s.qkv_offset(n, h);
+      const float* k = q + s.width;
+      const float* v = q + 2 * s.width;
+      float* p = weight_data + nh * T * T;
+      float* out = y_data + s.y_offset(n, h);
+      for (int64_t i0 = 0; i0 < T; i0 += kRowBlock) {
+        const int64_t rows = std::min(kRowBlock, T - i0), cols = i0 + rows;
+        float* p_rows = p + i0 * T;
+        gemm(false, true, rows, cols, D, scale, q + i0 * ld, ld, k, ld, 0.0f, p_rows, T);
+        for (int64_t r = 0; r < rows; ++r) causal_softmax_row(p_rows + r * T, i0 + r + 1, T);
+        gemm(false, false, rows, D, cols, 1.0f, p_rows, T, v, ld, 0.0f, out + i0 * s.width,
+             s.width);
+      }
+    }
+  });
+  return {y, weights};
+}
+
+// Backward: d qkv from dy and the forward's weights P. Per (n, h) and row block:
+//   dP = dY V^T,  dS = P * (dP - rowsum(P * dP)) / sqrt(head_dim)   (softmax and scale),
+//   dQ = dS K,  dK += dS^T Q,  dV += P^T dY.
+torch::Tensor fused_backward(const torch::Tensor& dy_in, const torch::Tensor& qkv,
+                             const torch::Tensor& weights, int64_t n_head) {
+  const torch::Tensor dy = dy_in.contiguous();
+  const Layout s = layout_of(qkv, n_head);
+  torch::Tensor dqkv = torch::zeros_like(qkv);  // dK and dV accumulate over row blocks
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  const float* qkv_data = qkv.data_ptr<float>();
+  const float* dy_data = dy.data_ptr<float>();
+  const float* weight_data = weights.data_ptr<float>();
+  float* dqkv_data = dqkv.data_ptr<float>();
+  const int64_t T = s.time, D = s.head_dim, ld = s.qkv_row();
+  at::parallel_for(0, s.batch * s.heads, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> ds(static_cast<size_t>(std::min(kRowBlock, T) * T));
+    for (int64_t nh = begin; nh < end; ++nh) {
+      const int64_t n = nh / s.heads, h = nh % s.heads;
+      const float* q = qkv_data + s.qkv_offset(n, h);
+      const float* k = q + s.width;
+      const float* v = q + 2 * s.width;
+      float* dq = dqkv_data + s.qkv_offset(n, h);
+      float* dk = dq + s.width;
+      float* dv = dq + 2 * s.width;
+      const float* p = weight_data + nh * T * T;
+      const float* dout = dy_data + s.y_offset(n, h);
+      for (int64_t i0 = 0; i0 < T; i0 += kRowBlock) {
+        const int64_t rows = std::min(kRowBlock, T - i0), cols = i0 + rows;
+        const float* p_rows = p + i0 * T;
+        const float* dout_rows = dout + i0 * s.width;
+        gemm(false, true, rows, cols, D, 1.0f, dout_rows, s.width, v, ld, 0.0f, ds.data(), cols);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t valid = i0 + r + 1;
+          const float* pr = p_rows + r * T;
+          float* dr = ds.data() + r * cols;
+          const float weighted = dot(pr, dr, valid);
+          for (int64_t j = 0; j < valid; ++j) dr[j] = pr[j] * (dr[j] - weighted) * scale;
+          std::fill(dr + valid, dr + cols, 0.0f);
+        }
+        gemm(false, false, rows, D, cols, 1.0f, ds.data(), cols, k, ld, 0.0f, dq + i0 * ld, ld);
+        gemm(true, false, cols, D, rows, 1.0f, ds.data(), cols, q + i0 * ld, ld, 1.0f, dk, ld);
+        gemm(true, false, cols, D, rows, 1.0f, p_rows, T, dout_rows, s.width, 1.0f, dv, ld);
+      }
+    }
+  });
+  return dqkv;
+}
+
+class FusedCausalAttention : public torch::autograd::Function<FusedCausalAttention> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv,
+                               int64_t n_head) {
+    auto [y, weights] = fused_forward(qkv, n_head);
+    ctx->save_for_backward({qkv.contiguous(), weights});
+    ctx->saved_data["n_head"] = n_head;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const torch::autograd::variable_list saved = ctx->get_saved_variables();
+    const int64_t n_head = ctx->saved_data["n_head"].toInt();
+    return {fused_backward(grad_outputs[0], saved[0], saved[1], n_head), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor reference_causal_self_attention(const torch::Tensor& qkv, int64_t n_head,
+                                              double dropout, bool training) {
+  const Layout s = layout_of(qkv, n_head);
+  // [N, T, 3C] -> q, k, v each [N, heads, T, head_dim].
+  const std::vector<torch::Tensor> parts = qkv.split(s.width, 2);
+  auto heads = [&](const torch::Tensor& t) {
+    return t.view({s.batch, s.time, s.heads, s.head_dim}).transpose(1, 2);
+  };
+  const torch::Tensor q = heads(parts[0]);
+  const torch::Tensor k = heads(parts[1]);
+  const torch::Tensor v = heads(parts[2]);
+  torch::Tensor att = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(double(s.head_dim)));
+  const torch::Tensor future =
+      torch::ones({s.time, s.time}, torch::TensorOptions().dtype(torch::kBool).device(qkv.device()))
+          .triu(1);
+  att = torch::softmax(att.masked_fill(future, -std::numeric_limits<float>::infinity()), -1);
+  if (training && dropout > 0) {
+    namespace F = torch::nn::functional;
+    att = F::dropout(att, F::DropoutFuncOptions().p(dropout).training(true));
+  }
+  return att.matmul(v).transpose(1, 2).contiguous().view({s.batch, s.time, s.width});
+}
+
+bool fused_causal_attention_available(const torch::Tensor& qkv) {
+#ifdef DDPTRAIN_HAVE_BLAS
+  return qkv.device().is_cpu() && qkv.scalar_type() == torch::kFloat && !qkv.is_sparse();
+#else
+  (void)qkv;
+  return false;
+#endif
+}
+
+torch::Tensor fused_causal_self_attention(const torch::Tensor& qkv, int64_t n_head) {
+  TORCH_CHECK(fused_causal_attention_available(qkv),
+              "fused causal attention: needs a float32 CPU tensor and a BLAS, got ", qkv.dtype(),
+              " on ", qkv.device());
+  return FusedCausalAttention::apply(qkv, n_head);
+}
+
+torch::Tensor causal_self_attention(const torch::Tensor& qkv, int64_t n_head, double dropout,
+                                    bool training) {
+#if TORCH_VERSION_MAJOR >= 2
+  const Layout s = layout_of(qkv, n_head);
+  const std::vector<torch::Tensor> parts = qkv.split(s.width, 2);
+  auto heads = [&](const torch::Tensor& t) {
+    return t.view({s.batch, s.time, s.heads, s.head_dim}).transpose(1, 2);
+  };
+  return at::scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), {},
+                                          training ? dropout : 0.0, /*is_causal=*/true)
+      .transpose(1, 2)
+      .contiguous()
+      .view({s.batch, s.time, s.width});
+#else
+  const bool dropping = training && dropout > 0;
+  if (!dropping && fused_causal_attention_available(qkv)) {
+    return fused_causal_self_attention(qkv, n_head);
+  }
+  return reference_causal_self_attention(qkv, n_head, dropout, training);
+#endif
+}
+
+}  // namespace ddpt
