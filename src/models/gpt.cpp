@@ -25,8 +25,12 @@ class CausalSelfAttentionImpl : public nn::Module {
         n_head_(spec.n_head),
         dropout_(spec.dropout) {}
 
-  torch::Tensor forward(const torch::Tensor& x) {
-    const torch::Tensor y = causal_self_attention(c_attn_(x), n_head_, dropout_, is_training());
+  // x: [N T, C], the rows of `windows` windows in order.
+  torch::Tensor forward(const torch::Tensor& x, int64_t windows) {
+    const int64_t width = x.size(1);
+    const torch::Tensor qkv = c_attn_(x).view({windows, -1, 3 * width});
+    const torch::Tensor y =
+        causal_self_attention(qkv, n_head_, dropout_, is_training()).view({-1, width});
     return maybe_dropout(c_proj_(y), dropout_, is_training());
   }
 
@@ -62,8 +66,8 @@ class BlockImpl : public nn::Module {
         attn_(register_module("attn", CausalSelfAttention(spec))),
         ln_2_(register_module("ln_2", nn::LayerNorm(nn::LayerNormOptions({spec.n_embd})))),
         mlp_(register_module("mlp", FeedForward(spec))) {}
-  torch::Tensor forward(torch::Tensor x) {
-    x = x + attn_(ln_1_(x));
+  torch::Tensor forward(torch::Tensor x, int64_t windows) {
+    x = x + attn_(ln_1_(x), windows);
     return x + mlp_(ln_2_(x));
   }
 
@@ -93,6 +97,7 @@ class GptNetImpl : public nn::Module {
   }
 
   torch::Tensor forward(const torch::Tensor& tokens) {
+    const int64_t windows = tokens.size(0);
     const int64_t time = tokens.size(1);
     if (time > block_) {
       throw ConfigError(
@@ -101,9 +106,13 @@ class GptNetImpl : public nn::Module {
     const torch::Tensor positions =
         torch::arange(time, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
     torch::Tensor x = maybe_dropout(wte_(tokens) + wpe_(positions), dropout_, is_training());
-    for (auto& block : *h_) x = block->as<BlockImpl>()->forward(x);
+    // The blocks work on [N T, C] rows: the C++ frontend's Linear is one addmm (the bias added
+    // inside the GEMM) on 2-D input only; on [N, T, C] it runs matmul and then a second pass
+    // over the output to add the bias.
+    x = x.view({windows * time, -1});
+    for (auto& block : *h_) x = block->as<BlockImpl>()->forward(x, windows);
     x = ln_f_(x);
-    return lm_head_ ? lm_head_(x) : F::linear(x, wte_->weight);
+    return (lm_head_ ? lm_head_(x) : F::linear(x, wte_->weight)).view({windows, time, -1});
   }
 
  private:
