@@ -97,10 +97,17 @@ pytorch_rate() {  # ranks repeat -> global samples/s (steady state); log in $tmp
   grep -oP 'samples_per_s=\K[0-9.]+' "$tmp/p$1_$2.txt" | tail -1
 }
 
+# Each repeat runs the three implementations back to back at one rank count, then at the other,
+# PyTorch first in odd repeats and last in even ones: the machine's speed drifts over minutes,
+# and each ratio is also taken within its repeat (the "paired" columns).
 for ((r = 1; r <= repeats; ++r)); do
-  d1=$(ddptrain_rate 1 "$r"); d2=$(ddptrain_rate 2 "$r")
-  p1=$(pytorch_rate 1 "$r"); p2=$(pytorch_rate 2 "$r")
-  n1=$(native_rate 1 "$r"); n2=$(native_rate 2 "$r")
+  if ((r % 2)); then
+    p1=$(pytorch_rate 1 "$r"); d1=$(ddptrain_rate 1 "$r"); n1=$(native_rate 1 "$r")
+    p2=$(pytorch_rate 2 "$r"); d2=$(ddptrain_rate 2 "$r"); n2=$(native_rate 2 "$r")
+  else
+    d1=$(ddptrain_rate 1 "$r"); n1=$(native_rate 1 "$r"); p1=$(pytorch_rate 1 "$r")
+    d2=$(ddptrain_rate 2 "$r"); n2=$(native_rate 2 "$r"); p2=$(pytorch_rate 2 "$r")
+  fi
   echo "repeat $r: ddptrain $d1 / $d2, pytorch_ddp $p1 / $p2, ddptrain native $n1 / $n2" \
     "samples/s (1 / 2 ranks)"
   echo "$d1 $d2 $p1 $p2 $n1 $n2" >>"$tmp/rates.txt"
@@ -126,8 +133,9 @@ def train_rows(path):
         return {k: t[k][:] for k in ("step", "loss", "lr", "step_time_s", "comm_wait_s")}
 
 
-print("%5s %13s %13s %7s %13s %7s %10s %10s" % (
-    "ranks", "torchscript", "pytorch_ddp", "ratio", "native gpt", "ratio", "step ms", "wait ms"))
+print("%5s %13s %13s %7s %13s %7s %8s %8s %9s %9s" % (
+    "ranks", "torchscript", "pytorch_ddp", "ratio", "native gpt", "ratio", "paired", "paired",
+    "step ms", "wait ms"))
 curves = {}
 for i, ranks in enumerate((1, 2)):
     step_ms, wait_ms = [], []
@@ -144,9 +152,13 @@ for i, ranks in enumerate((1, 2)):
     curves["p%d" % ranks] = {int(s): float(l)
                              for s, l in re.findall(r"LOG step=(\d+) loss=(\S+)", log)}
     d, p, n = med[i], med[2 + i], med[4 + i]
-    print("%5d %13.1f %13.1f %6.2fx %13.1f %6.2fx %10.1f %10.2f" % (
-        ranks, d, p, d / p, n, n / p, statistics.median(step_ms), statistics.median(wait_ms)))
-print("samples/s: steady state, median of the repeats; ratio: ddptrain / pytorch_ddp;\n"
+    paired_d = statistics.median(row[i] / row[2 + i] for row in rates)
+    paired_n = statistics.median(row[4 + i] / row[2 + i] for row in rates)
+    print("%5d %13.1f %13.1f %6.2fx %13.1f %6.2fx %7.2fx %7.2fx %9.1f %9.2f" % (
+        ranks, d, p, d / p, n, n / p, paired_d, paired_n, statistics.median(step_ms),
+        statistics.median(wait_ms)))
+print("samples/s: steady state, median of the repeats; ratio: ddptrain / pytorch_ddp of those;\n"
+      "paired: median over the repeats of each repeat's own ratio (torchscript, native gpt);\n"
       "step ms, wait ms: step_time_s, comm_wait_s of the TorchScript runs (metrics.h5),\n"
       "median over the log intervals after the first")
 print("\nloss (mean over the log interval and the ranks), last repeat")
