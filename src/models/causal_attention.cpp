@@ -41,12 +41,15 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 #endif
 }
 
-// exp(v), Cephes' expf (relative error below 2e-7, as LibTorch's vectorised exp), written without
-// calls or branches so that GCC vectorises the loop below (libm's expf is a scalar call). Below
-// -87.34, where exp is smaller than the smallest normal float, it returns about 1e-38; softmax
-// never calls it above 0.
+// exp(v) for v <= 0 (softmax subtracts the row's maximum first): Cephes' expf (relative error
+// below 2e-7, as LibTorch's vectorised exp), written without calls or branches so that GCC
+// vectorises the loop below (libm's expf is a scalar call). v is clamped to [-87.34, 0]: below,
+// exp is smaller than the smallest normal float and this returns about 1e-38; above, 2^whole
+// could overflow (the masked scores that exp_shifted runs over for whole vectors may exceed the
+// row's maximum; their results are discarded).
 inline float exp_of(float v) {
   v = v < -87.33654f ? -87.33654f : v;
+  v = v > 0.0f ? 0.0f : v;
   const float whole = __builtin_floorf(v * 1.44269504088896341f + 0.5f);  // round(v / ln 2)
   float r = v - whole * 0.693359375f;  // v - whole ln 2, ln 2 split in two for precision
   r = r + whole * 2.12194440e-4f;
@@ -97,12 +100,13 @@ float dot(const float* x, const float* y, int64_t n) {
 }
 
 // Softmax of row[0, valid) in place (the positions this query may see); row[valid, width) = 0.
-void causal_softmax_row(float* row, int64_t valid, int64_t width) {
+// row[0, computed) holds scores (computed >= valid); the rest is not initialised.
+void causal_softmax_row(float* row, int64_t valid, int64_t computed, int64_t width) {
   float max = row[0];
   for (int64_t j = 1; j < valid; ++j) max = row[j] > max ? row[j] : max;
   // A NaN score leaves max finite and is carried by exp and the sum into the whole row. The exp
-  // runs on whole vectors past `valid` (those entries are zeroed below): no scalar tail.
-  exp_shifted(row, std::min(width, (valid + 7) / 8 * 8), max);
+  // runs on whole vectors of computed scores past `valid` (zeroed below): less scalar tail.
+  exp_shifted(row, std::min(computed, (valid + 7) / 8 * 8), max);
   const float inverse = 1.0f / sum(row, valid);
   for (int64_t j = 0; j < valid; ++j) row[j] *= inverse;
   std::fill(row + valid, row + width, 0.0f);
@@ -151,7 +155,9 @@ std::pair<torch::Tensor, torch::Tensor> fused_forward(const torch::Tensor& qkv_i
         const int64_t rows = std::min(kRowBlock, T - i0), cols = i0 + rows;
         float* p_rows = p + i0 * T;
         gemm(false, true, rows, cols, D, scale, q + i0 * ld, ld, k, ld, 0.0f, p_rows, T);
-        for (int64_t r = 0; r < rows; ++r) causal_softmax_row(p_rows + r * T, i0 + r + 1, T);
+        for (int64_t r = 0; r < rows; ++r) {
+          causal_softmax_row(p_rows + r * T, i0 + r + 1, cols, T);
+        }
         gemm(false, false, rows, D, cols, 1.0f, p_rows, T, v, ld, 0.0f, out + i0 * s.width,
              s.width);
       }
