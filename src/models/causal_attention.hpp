@@ -11,8 +11,9 @@
 //     layer, copies q, k, v and y into head-major order, and runs bmm as one small GEMM per
 //     matrix behind a select(); the fused kernel reads q, k, v in place, computes only the
 //     columns each causal row needs, and writes y and the gradient of qkv in place. Forward and
-//     backward take 2.5x less time at gpt_ddp.sh's shape, 4.7x at the gpt_tokens deck's and 3x
-//     for a GPT-2-small layer at 1024 tokens (build/bin/ddptrain_bench_attention, 1 thread).
+//     backward take 2.4-2.8x less time at gpt_ddp.sh's shape, 4.4-4.8x at the gpt_tokens deck's
+//     and 3-3.7x for a GPT-2-small layer at 1024 tokens (build/bin/ddptrain_bench_attention, 1
+//     thread, several runs on a noisy 2-core machine).
 //   - Otherwise (CUDA, bf16/fp16 under autocast, dropout): the tensor-op reference.
 #pragma once
 
