@@ -4,6 +4,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -121,6 +122,10 @@ struct Layout {
   int64_t qkv_offset(int64_t n, int64_t h) const { return n * time * qkv_row() + h * head_dim; }
   // y and dy of (n, h): [T, head_dim] with rows width apart.
   int64_t y_offset(int64_t n, int64_t h) const { return n * time * width + h * head_dim; }
+  // Scores are q.k / sqrt(head_dim).
+  float score_scale() const {
+    return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  }
 };
 
 Layout layout_of(const torch::Tensor& qkv, int64_t n_head) {
@@ -131,14 +136,29 @@ Layout layout_of(const torch::Tensor& qkv, int64_t n_head) {
   return {qkv.size(0), qkv.size(1), width, n_head, width / n_head};
 }
 
+// The tensor-op views: q, k, v each [N, heads, T, head_dim] out of qkv [N, T, 3C].
+std::array<torch::Tensor, 3> split_heads(const torch::Tensor& qkv, const Layout& s) {
+  const std::vector<torch::Tensor> parts = qkv.split(s.width, 2);
+  std::array<torch::Tensor, 3> out;
+  for (size_t i = 0; i < 3; ++i) {
+    out[i] = parts[i].view({s.batch, s.time, s.heads, s.head_dim}).transpose(1, 2);
+  }
+  return out;
+}
+
+// [N, heads, T, head_dim] back to [N, T, C], heads side by side.
+torch::Tensor merge_heads(const torch::Tensor& y, const Layout& s) {
+  return y.transpose(1, 2).contiguous().view({s.batch, s.time, s.width});
+}
+
 // Forward: y [N, T, C] and the attention weights [N, heads, T, T] (zero above the diagonal) that
 // the backward pass needs.
-std::pair<torch::Tensor, torch::Tensor> fused_forward(const torch::Tensor& qkv_in, int64_t n_head) {
-  const torch::Tensor qkv = qkv_in.contiguous();
+// qkv must be contiguous.
+std::pair<torch::Tensor, torch::Tensor> fused_forward(const torch::Tensor& qkv, int64_t n_head) {
   const Layout s = layout_of(qkv, n_head);
   torch::Tensor y = torch::empty({s.batch, s.time, s.width}, qkv.options());
   torch::Tensor weights = torch::empty({s.batch, s.heads, s.time, s.time}, qkv.options());
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  const float scale = s.score_scale();
   const float* qkv_data = qkv.data_ptr<float>();
   float* y_data = y.data_ptr<float>();
   float* weight_data = weights.data_ptr<float>();
@@ -174,7 +194,7 @@ torch::Tensor fused_backward(const torch::Tensor& dy_in, const torch::Tensor& qk
   const torch::Tensor dy = dy_in.contiguous();
   const Layout s = layout_of(qkv, n_head);
   torch::Tensor dqkv = torch::zeros_like(qkv);  // dK and dV accumulate over row blocks
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  const float scale = s.score_scale();
   const float* qkv_data = qkv.data_ptr<float>();
   const float* dy_data = dy.data_ptr<float>();
   const float* weight_data = weights.data_ptr<float>();
@@ -218,8 +238,9 @@ class FusedCausalAttention : public torch::autograd::Function<FusedCausalAttenti
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv,
                                int64_t n_head) {
-    auto [y, weights] = fused_forward(qkv, n_head);
-    ctx->save_for_backward({qkv.contiguous(), weights});
+    const torch::Tensor packed = qkv.contiguous();
+    auto [y, weights] = fused_forward(packed, n_head);
+    ctx->save_for_backward({packed, weights});
     ctx->saved_data["n_head"] = n_head;
     return y;
   }
@@ -237,14 +258,7 @@ class FusedCausalAttention : public torch::autograd::Function<FusedCausalAttenti
 torch::Tensor reference_causal_self_attention(const torch::Tensor& qkv, int64_t n_head,
                                               double dropout, bool training) {
   const Layout s = layout_of(qkv, n_head);
-  // [N, T, 3C] -> q, k, v each [N, heads, T, head_dim].
-  const std::vector<torch::Tensor> parts = qkv.split(s.width, 2);
-  auto heads = [&](const torch::Tensor& t) {
-    return t.view({s.batch, s.time, s.heads, s.head_dim}).transpose(1, 2);
-  };
-  const torch::Tensor q = heads(parts[0]);
-  const torch::Tensor k = heads(parts[1]);
-  const torch::Tensor v = heads(parts[2]);
+  const auto [q, k, v] = split_heads(qkv, s);
   torch::Tensor att = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(double(s.head_dim)));
   const torch::Tensor future =
       torch::ones({s.time, s.time}, torch::TensorOptions().dtype(torch::kBool).device(qkv.device()))
@@ -254,7 +268,7 @@ torch::Tensor reference_causal_self_attention(const torch::Tensor& qkv, int64_t 
     namespace F = torch::nn::functional;
     att = F::dropout(att, F::DropoutFuncOptions().p(dropout).training(true));
   }
-  return att.matmul(v).transpose(1, 2).contiguous().view({s.batch, s.time, s.width});
+  return merge_heads(att.matmul(v), s);
 }
 
 bool fused_causal_attention_available(const torch::Tensor& qkv) {
@@ -277,15 +291,10 @@ torch::Tensor causal_self_attention(const torch::Tensor& qkv, int64_t n_head, do
                                     bool training) {
 #if TORCH_VERSION_MAJOR >= 2
   const Layout s = layout_of(qkv, n_head);
-  const std::vector<torch::Tensor> parts = qkv.split(s.width, 2);
-  auto heads = [&](const torch::Tensor& t) {
-    return t.view({s.batch, s.time, s.heads, s.head_dim}).transpose(1, 2);
-  };
-  return at::scaled_dot_product_attention(heads(parts[0]), heads(parts[1]), heads(parts[2]), {},
-                                          training ? dropout : 0.0, /*is_causal=*/true)
-      .transpose(1, 2)
-      .contiguous()
-      .view({s.batch, s.time, s.width});
+  const auto [q, k, v] = split_heads(qkv, s);
+  return merge_heads(
+      at::scaled_dot_product_attention(q, k, v, {}, training ? dropout : 0.0, /*is_causal=*/true),
+      s);
 #else
   const bool dropping = training && dropout > 0;
   if (!dropping && fused_causal_attention_available(qkv)) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <vector>
 
+#include "median.hpp"
 #include "models/causal_attention.hpp"
 #include "util/stopwatch.hpp"
 
@@ -18,10 +19,7 @@ namespace {
 
 using Kernel = std::function<torch::Tensor(const torch::Tensor&)>;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using ddpt::bench::median;
 
 // Median ms of forward + backward over `repeats` calls after two warm-up calls.
 double ms_per_call(const Kernel& kernel, const torch::Tensor& in, const torch::Tensor& upstream,

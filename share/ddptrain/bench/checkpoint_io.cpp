@@ -10,6 +10,7 @@
 #include "dist/mpi_env.hpp"
 #include "io/checkpoint.hpp"
 #include "io/metrics_writer.hpp"
+#include "median.hpp"
 #include "models/mlp.hpp"
 #include "train/optimizer.hpp"
 #include "train/optimizer_state.hpp"
@@ -20,10 +21,7 @@ namespace {
 
 constexpr int kRepeats = 3;  // median of 3: the disk and page cache are noisy
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using ddpt::bench::median;
 
 }  // namespace
 

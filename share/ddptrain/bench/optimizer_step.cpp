@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "median.hpp"
 #include "train/fused_adamw.hpp"
 #include "util/stopwatch.hpp"
 
@@ -22,10 +23,7 @@ std::vector<torch::Tensor> parameters(const std::vector<std::vector<int64_t>>& s
   return params;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using ddpt::bench::median;
 
 // Median ms per step of `optimizer`, over `steps` steps after two warm-up steps.
 double ms_per_step(torch::optim::Optimizer& optimizer, int steps) {
