@@ -2,12 +2,13 @@
 # Installs what ddptrain needs on Debian 12 (only what is missing) and builds it into build/.
 # Idempotent: a second run installs nothing and rebuilds only what changed.
 # Usage: share/ddptrain/setup.sh            (from anywhere; run as root, or with sudo available)
-# Env:   DDPTRAIN_BUILD_DIR (default <repo>/build), DDPTRAIN_JOBS (default: number of cores)
+# Env:   DDPTRAIN_BUILD_DIR (default <repo>/build), DDPTRAIN_JOBS (default: number of cores),
+#        DDPTRAIN_CMAKE_ARGS (extra configure arguments, e.g. -DDDPTRAIN_WITH_NCCL=OFF)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${DDPTRAIN_BUILD_DIR:-$repo/build}
-jobs=${DDPTRAIN_JOBS:-$(nproc)}
+jobs=${DDPTRAIN_JOBS:-$(nproc --all)}
 
 # Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
 # spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it; the
@@ -47,8 +48,10 @@ cmake_args=(-S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release)
 if command -v nvcc >/dev/null 2>&1; then
   cmake_args+=(-DCUDAToolkit_ROOT="$(dirname "$(dirname "$(command -v nvcc)")")")
 fi
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  echo "== configuring $build"
+read -r -a extra_args <<<"${DDPTRAIN_CMAKE_ARGS:-}"
+cmake_args+=("${extra_args[@]}")
+if [[ ! -f "$build/CMakeCache.txt" || ${#extra_args[@]} -gt 0 ]]; then
+  echo "== configuring $build ${extra_args[*]}"
   cmake "${cmake_args[@]}"
 fi
 echo "== building with $jobs jobs"

@@ -119,10 +119,10 @@ int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     } else if (has_object(file.id(), "train")) {
       inspect_metrics(file, std::cout);
     } else {
-      throw DataError("not a ddptrain metrics, checkpoint or predictions file");
+      throw DataError("not a ddptrain metrics, checkpoint or predictions file", Raised::kThisRank);
     }
   } catch (const Error& e) {
-    throw DataError("'" + path + "': " + e.what(), /*collective=*/false);
+    throw DataError("'" + path + "': " + e.what(), Raised::kThisRank);
   }
   return 0;
 }

@@ -46,7 +46,8 @@ void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
   if (inputs.shape().size() < 2 || sample != info.sample_shape) {
     throw DataError(fmt::format("{} has shape [{}]; the model takes rows of shape [{}]",
                                 inputs.where(), fmt::join(inputs.shape(), ", "),
-                                fmt::join(info.sample_shape, ", ")));
+                                fmt::join(info.sample_shape, ", ")),
+                    Raised::kAllRanks);
   }
 }
 

@@ -104,6 +104,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   state.optimizer_type = config.optim.type;
   state.config = config.resolved_text;
   state.schedule = trainer.schedule().describe();
+  state.log_window = &trainer.log_window();
   if (LossScaler* scaler = trainer.loss_scaler()) {
     state.loop.push_back({"loss_scale", &scaler->scale_state()});
     state.loop.push_back({"loss_scale_good_steps", &scaler->good_steps_state()});
@@ -118,9 +119,10 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     state.loop.push_back({"spike_lr_factor", &trainer.spike_guard().lr_factor_state()});
   }
   int64_t resume_step = 0;
-  if (const std::string path = checkpoint_to_resume(config); !path.empty()) {
-    const Watchdog::Scope watched = watchdog.watch("checkpoint read of " + path);
-    resume_step = load_checkpoint(path, state, comm->rank(), comm->size());
+  const std::string resume_path = checkpoint_to_resume(config);
+  if (!resume_path.empty()) {
+    const Watchdog::Scope watched = watchdog.watch("checkpoint read of " + resume_path);
+    resume_step = load_checkpoint(resume_path, state, comm->rank(), comm->size());
     trainer.resume_at(resume_step);
   }
 
@@ -160,7 +162,9 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
                    ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
                    : std::string());
   spdlog::info("  learning rate   : {}", trainer.schedule().describe());
-  if (resume_step > 0) spdlog::info("  resumed         : at step {}", resume_step);
+  if (!resume_path.empty()) {
+    spdlog::info("  resumed         : at step {} from {}", resume_step, resume_path);
+  }
   std::unique_ptr<MetricsWriter> metrics;
   const std::string metrics_path = config.run.dir + "/metrics.h5";
   if (rank0) {
@@ -172,7 +176,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     run.backend = comm->backend_name();
     run.config = config.resolved_text;
     run.task = info.task;
-    metrics = MetricsWriter::create_or_resume(metrics_path, run, resume_step);
+    metrics = MetricsWriter::create_or_resume(metrics_path, run, resume_step, config.log.every);
   }
   Trainer::Callbacks callbacks;
   callbacks.on_record = [&](const StepRecord& record) {

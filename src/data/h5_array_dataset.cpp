@@ -21,18 +21,21 @@ DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
                          int64_t classes_if_unset) {
   if (inputs.shape().size() < 2) {
     throw DataError(inputs.where() + " has shape " + shape_text(inputs.shape()) +
-                    "; expected [samples, features...]");
+                    "; expected [samples, features...]",
+                    Raised::kAllRanks);
   }
   if (targets.shape().empty() || targets.rows() != inputs.rows()) {
     throw DataError(targets.where() + " has shape " + shape_text(targets.shape()) + " but " +
-                    inputs.where() + " has " + std::to_string(inputs.rows()) + " rows");
+                    inputs.where() + " has " + std::to_string(inputs.rows()) + " rows",
+                    Raised::kAllRanks);
   }
   DatasetInfo info;
   info.sample_shape.assign(inputs.shape().begin() + 1, inputs.shape().end());
   if (is_integer(targets.dtype())) {
     if (targets.shape().size() != 1) {
       throw DataError(targets.where() + " holds integers of shape " + shape_text(targets.shape()) +
-                      "; class labels must be 1-D [samples]");
+                      "; class labels must be 1-D [samples]",
+                      Raised::kAllRanks);
     }
     info.task = Task::kClassification;
     info.outputs = has_attribute(targets.id(), "classes")
@@ -40,17 +43,39 @@ DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
                        : classes_if_unset;
     if (info.outputs < 2) {
       throw DataError(targets.where() + ": attribute 'classes' = " + std::to_string(info.outputs) +
-                      " (need at least 2)");
+                      " (need at least 2)",
+                      Raised::kAllRanks);
     }
     return info;
   }
   if (targets.shape().size() > 2) {
     throw DataError(targets.where() + " has shape " + shape_text(targets.shape()) +
-                    "; regression targets must be [samples] or [samples, outputs]");
+                    "; regression targets must be [samples] or [samples, outputs]",
+                    Raised::kAllRanks);
   }
   info.task = Task::kRegression;
   info.outputs = targets.shape().size() == 2 ? targets.shape()[1] : 1;
   return info;
+}
+
+// Labels are read once at start in blocks of this many rows (8 MiB of int64): every label is
+// checked before anything is written, in bounded memory however large the file.
+constexpr int64_t kLabelScanRows = int64_t{1} << 20;
+
+// Every rank reads the same labels, so every rank raises the same error: no rank trains on.
+void check_labels(const H5Dataset& targets, int64_t classes) {
+  for (int64_t first = 0; first < targets.rows(); first += kLabelScanRows) {
+    const torch::Tensor labels =
+        targets.read_range(first, std::min(kLabelScanRows, targets.rows() - first))
+            .to(torch::kLong);
+    const torch::Tensor outside = labels.lt(0).logical_or(labels.ge(classes));
+    if (!outside.any().item<bool>()) continue;
+    const int64_t bad = outside.nonzero()[0][0].item<int64_t>();
+    throw DataError(fmt::format("{} row {}: label {} is outside [0, {}) (classes from the "
+                                "'classes' attribute or data.classes)",
+                                targets.where(), first + bad, labels[bad].item<int64_t>(), classes),
+                    Raised::kAllRanks);
+  }
 }
 
 }  // namespace
@@ -64,7 +89,7 @@ RowRequest plan_row_read(const torch::Tensor& indices, int64_t rows) {
   if (!sorted.empty() && (sorted.front() < 0 || sorted.back() >= rows)) {
     throw Error(fmt::format("row {} requested of a dataset with {} rows",
                             sorted.front() < 0 ? sorted.front() : sorted.back(), rows),
-                ExitCode::kInternal, false);
+                ExitCode::kInternal, Raised::kThisRank);
   }
   return request;
 }
@@ -78,7 +103,9 @@ H5ArrayDataset::H5ArrayDataset(const std::string& path, const std::string& input
     : file_(H5File::open_read(path)),
       inputs_(H5Dataset::open(file_, inputs)),
       targets_(H5Dataset::open(file_, targets)),
-      info_(check_layout(inputs_, targets_, classes_if_unset)) {}
+      info_(check_layout(inputs_, targets_, classes_if_unset)) {
+  if (info_.task == Task::kClassification) check_labels(targets_, info_.outputs);
+}
 
 Batch H5ArrayDataset::get(const torch::Tensor& indices) const {
   Batch batch;
@@ -97,7 +124,7 @@ Batch H5ArrayDataset::get(const torch::Tensor& indices) const {
                                   "'classes' attribute or data.classes)",
                                   targets_.where(), indices[bad].item<int64_t>(),
                                   batch.targets[bad].item<int64_t>(), info_.outputs),
-                      /*collective=*/false);
+                      Raised::kThisRank);
     }
   } else {
     batch.targets = targets.to(torch::kFloat).reshape({targets.size(0), info_.outputs});

@@ -16,7 +16,8 @@ namespace ddpt {
 class H5ArrayDataset final : public Dataset {
  public:
   // Opens and checks the file: DataError (exit 3) naming the file and dataset for a missing
-  // dataset, a shape or type that does not fit, or unequal row counts.
+  // dataset, a shape or type that does not fit, unequal row counts, or a class label outside
+  // [0, classes) (every label is read once, in blocks).
   H5ArrayDataset(const std::string& path, const std::string& inputs, const std::string& targets,
                  int64_t classes_if_unset);
   int64_t size() const override { return inputs_.rows(); }

@@ -15,18 +15,21 @@ TokenStream::TokenStream(const std::string& path, const std::string& tokens, int
   if (tokens_.shape().size() != 1 || !c10::isIntegralType(tokens_.dtype(), false)) {
     throw DataError(fmt::format("{} is {} of shape [{}]; token streams are 1-D integer arrays",
                                 tokens_.where(), tokens_.stored_type(),
-                                fmt::join(tokens_.shape(), ", ")));
+                                fmt::join(tokens_.shape(), ", ")),
+                    Raised::kAllRanks);
   }
   if (tokens_.rows() < block_ + 1) {
     throw DataError(fmt::format("{} has {} tokens; data.block = {} needs at least {}",
-                                tokens_.where(), tokens_.rows(), block_, block_ + 1));
+                                tokens_.where(), tokens_.rows(), block_, block_ + 1),
+                    Raised::kAllRanks);
   }
   windows_ = (tokens_.rows() - block_ - 1) / stride_ + 1;
   vocab_ = has_attribute(tokens_.id(), "vocab") ? read_int_attribute(tokens_.id(), "vocab")
                                                 : vocab_if_unset;
   if (vocab_ < 2) {
     throw DataError(tokens_.where() +
-                    " has no 'vocab' attribute: set data.vocab to the vocabulary size");
+                    " has no 'vocab' attribute: set data.vocab to the vocabulary size",
+                    Raised::kAllRanks);
   }
 }
 
@@ -43,7 +46,7 @@ Batch TokenStream::get(const torch::Tensor& indices) const {
     throw DataError(
         fmt::format("{}: token id {} is outside the vocabulary [0, {})", tokens_.where(),
                     low.item<int64_t>() < 0 ? low.item<int64_t>() : high.item<int64_t>(), vocab_),
-        /*collective=*/false);
+        Raised::kThisRank);
   }
   using torch::indexing::Slice;
   return {windows.index({Slice(), Slice(0, block_)}).contiguous(),

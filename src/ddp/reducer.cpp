@@ -47,7 +47,7 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
       throw Error("Reducer: parameter '" + p.name + "' is not a trainable leaf tensor",
-                  ExitCode::kInternal, true);
+                  ExitCode::kInternal, Raised::kAllRanks);
     }
   }
   plan_ = plan_buckets(describe(params_), first_bucket_bytes, bucket_bytes);
@@ -101,7 +101,7 @@ void Reducer::mark_ready(size_t param) {
   if (ready_[param]) {
     throw Error("Reducer: parameter '" + params_[param].name +
                     "' received two gradients in one synchronised backward",
-                ExitCode::kInternal, false);
+                ExitCode::kInternal, Raised::kThisRank);
   }
   ready_[param] = 1;
   put_gradient_in_slot(param);

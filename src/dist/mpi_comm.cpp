@@ -29,7 +29,7 @@ MPI_Datatype mpi_type_of(const torch::Tensor& tensor) {
     default:
       throw Error(
           std::string("MpiComm: unsupported tensor dtype ") + c10::toString(tensor.scalar_type()),
-          ExitCode::kInternal, false);
+          ExitCode::kInternal, Raised::kThisRank);
   }
 }
 
@@ -37,7 +37,7 @@ int checked_count(const torch::Tensor& tensor) {
   if (tensor.numel() > INT_MAX) {
     throw Error("MpiComm: tensor of " + std::to_string(tensor.numel()) +
                     " elements exceeds MPI's int count",
-                ExitCode::kInternal, false);
+                ExitCode::kInternal, Raised::kThisRank);
   }
   return static_cast<int>(tensor.numel());
 }
@@ -45,7 +45,7 @@ int checked_count(const torch::Tensor& tensor) {
 void require_host_contiguous(const torch::Tensor& tensor, const char* what) {
   if (!tensor.device().is_cpu() || !tensor.is_contiguous()) {
     throw Error(std::string("MpiComm::") + what + " needs a contiguous CPU tensor",
-                ExitCode::kInternal, false);
+                ExitCode::kInternal, Raised::kThisRank);
   }
 }
 
@@ -82,7 +82,7 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
   require_host_contiguous(tensor, "all_reduce");
   if (op == ReduceOp::kAvg && !tensor.is_floating_point()) {
     throw Error("MpiComm::all_reduce: average needs a floating-point tensor", ExitCode::kInternal,
-                false);
+                Raised::kThisRank);
   }
   const MPI_Datatype type = mpi_type_of(tensor);
   const bool half =

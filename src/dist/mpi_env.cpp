@@ -45,7 +45,7 @@ MpiEnv::MpiEnv(int* argc, char*** argv) {
     throw Error("MPI provides " + thread_level_name(thread_level_) + " but ddptrain needs " +
                     thread_level_name(kRequiredThreadLevel) + " (communication thread) " +
                     process_tag(),
-                ExitCode::kInternal, true);
+                ExitCode::kInternal, Raised::kAllRanks);
   }
 }
 

@@ -43,7 +43,7 @@ ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
     default:
       throw Error(
           std::string("NcclComm: unsupported tensor dtype ") + c10::toString(tensor.scalar_type()),
-          ExitCode::kInternal, false);
+          ExitCode::kInternal, Raised::kThisRank);
   }
 }
 
@@ -52,7 +52,7 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
   return op == ReduceOp::kAvg ? ncclAvg : ncclSum;
 #else
   if (op == ReduceOp::kAvg)
-    throw Error("NcclComm: average needs NCCL >= 2.10", ExitCode::kInternal, false);
+    throw Error("NcclComm: average needs NCCL >= 2.10", ExitCode::kInternal, Raised::kThisRank);
   return ncclSum;
 #endif
 }
@@ -88,7 +88,7 @@ void require_device_contiguous(const torch::Tensor& tensor, int device, const ch
   if (!tensor.is_cuda() || tensor.get_device() != device || !tensor.is_contiguous()) {
     throw Error(std::string("NcclComm::") + what +
                     " needs a contiguous tensor on cuda:" + std::to_string(device),
-                ExitCode::kInternal, false);
+                ExitCode::kInternal, Raised::kThisRank);
   }
 }
 
@@ -137,7 +137,7 @@ void NcclComm::abort_all() noexcept {
 }
 
 cudaStream_t NcclComm::enter_collective() {
-  if (comm_ == nullptr) throw Error("NcclComm used after abort", ExitCode::kInternal, false);
+  if (comm_ == nullptr) throw Error("NcclComm used after abort", ExitCode::kInternal, Raised::kThisRank);
   const cudaStream_t compute = current_compute_stream(device_);
   compute_ready_.record(compute);
   compute_ready_.block(stream_.get());

@@ -51,7 +51,7 @@ H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
       H5Oget_info_by_name(file.id(), name.c_str(), &info, H5P_DEFAULT) < 0 ||
       info.type != H5O_TYPE_DATASET) {
     H5Eclear2(H5E_DEFAULT);
-    throw DataError(d.where() + " is missing");
+    throw DataError(d.where() + " is missing", Raised::kAllRanks);
   }
   H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_DATASET_ACCESS)));
   DDPT_CHECK_H5(H5Pset_chunk_cache(access.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0));
@@ -60,7 +60,8 @@ H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
   d.stored_type_ = describe_h5_type(type.get());
   const auto dtype = tensor_type_for(type.get());
   if (!dtype)
-    throw DataError(d.where() + " holds " + d.stored_type_ + ", which ddptrain does not read");
+    throw DataError(d.where() + " holds " + d.stored_type_ + ", which ddptrain does not read",
+                    Raised::kAllRanks);
   d.dtype_ = *dtype;
   H5Id space(DDPT_CHECK_H5(H5Dget_space(d.dataset_.get())));
   const int rank = DDPT_CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
@@ -114,7 +115,7 @@ torch::Tensor H5Dataset::read_selection(hid_t file_space, int64_t rows) const {
     DDPT_CHECK_H5(H5Dread(dataset_.get(), h5_memory_type(dtype_), memory_space.get(), file_space,
                           H5P_DEFAULT, out.data_ptr()));
   } catch (const H5Error& e) {
-    throw DataError(where() + ": " + e.stack(), /*collective=*/false);
+    throw DataError(where() + ": " + e.stack(), Raised::kThisRank);
   }
   return out;
 }

@@ -26,13 +26,14 @@ H5File H5File::create_for_swmr(const std::string& path) {
 H5File H5File::open_read(const std::string& path) {
   detail::silence_hdf5_error_printing();
   if (!std::filesystem::is_regular_file(path)) {
-    throw DataError("'" + path + "': no such file");
+    throw DataError("'" + path + "': no such file", Raised::kAllRanks);
   }
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0) file = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
   if (file < 0) {
     H5Eclear2(H5E_DEFAULT);
-    throw DataError("'" + path + "' is not a readable HDF5 file (truncated or corrupt?)");
+    throw DataError("'" + path + "' is not a readable HDF5 file (truncated or corrupt?)",
+                    Raised::kAllRanks);
   }
   return H5File(H5Id(file), path);
 }

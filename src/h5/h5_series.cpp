@@ -45,7 +45,7 @@ std::vector<double> H5Series::read_all(hid_t parent, const std::string& name) {
   H5Id space(DDPT_CHECK_H5(H5Dget_space(dataset.get())));
   hsize_t rows = 0;
   if (DDPT_CHECK_H5(H5Sget_simple_extent_ndims(space.get())) != 1) {
-    throw DataError("dataset '" + name + "' is not one-dimensional");
+    throw DataError("dataset '" + name + "' is not one-dimensional", Raised::kThisRank);
   }
   DDPT_CHECK_H5(H5Sget_simple_extent_dims(space.get(), &rows, nullptr));
   std::vector<double> values(rows);

@@ -22,7 +22,7 @@ hid_t h5_memory_type(torch::ScalarType type) {
       return H5T_NATIVE_UINT8;
     default:
       throw Error(std::string("HDF5: cannot store tensors of dtype ") + c10::toString(type),
-                  ExitCode::kInternal, true);
+                  ExitCode::kInternal, Raised::kAllRanks);
   }
 }
 

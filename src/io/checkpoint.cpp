@@ -157,6 +157,7 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
     for (const LoopScalar& scalar : state.loop) {
       write_attribute(loop.get(), scalar.name, *scalar.value);
     }
+    if (state.log_window) write_row(loop.get(), "log_window", state.log_window->to_row(), rank, size);
     H5Id rng = create_group(root, "rng");
     write_row(rng.get(), "torch_cpu", rng_state_bytes(), rank, size);
     H5Id data = create_group(root, "data");
@@ -179,8 +180,8 @@ namespace {
 H5File open_checkpoint(const std::string& path) {
   try {
     return H5File::open_read(path);
-  } catch (const DataError& e) {
-    throw DataError(std::string("checkpoint ") + e.what());  // "checkpoint 'x.h5': no such file"
+  } catch (const Error& e) {
+    throw Error(std::string("checkpoint ") + e.what(), e.code(), e.raised(), e.where());
   }
 }
 
@@ -188,12 +189,13 @@ H5File open_checkpoint(const std::string& path) {
 void load_weights(hid_t root, const TrainingState& state) {
   if (!has_object(root, "model") || !has_attribute(root, "complete") ||
       read_int_attribute(root, "complete") != 1) {
-    throw DataError("incomplete checkpoint");
+    throw DataError("incomplete checkpoint", Raised::kAllRanks);
   }
   const std::string signature = read_string_attribute(root, "model_signature");
   if (signature != model_signature(state)) {
     throw DataError("written for another model (model_signature differs: file has '" +
-                    signature.substr(0, 120) + "...')");
+                    signature.substr(0, 120) + "...')",
+                    Raised::kAllRanks);
   }
   torch::NoGradGuard no_grad;
   auto load_group = [&](const std::string& group_name, const std::vector<NamedTensor>& tensors) {
@@ -227,7 +229,7 @@ int64_t load_model_weights(const std::string& path, const std::vector<NamedTenso
     }
     return read_int_attribute(file.id(), "step");
   } catch (const Error& e) {
-    throw DataError("checkpoint '" + path + "': " + e.what());
+    throw e.in_context("checkpoint '" + path + "'");  // a one-rank error stays one rank's
   }
 }
 
@@ -250,7 +252,8 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
     const std::string type = read_string_attribute(optimizer.get(), "type");
     if (type != state.optimizer_type) {
       throw DataError("/optimizer was written by " + type + ", this run uses " +
-                      state.optimizer_type);
+                      state.optimizer_type,
+                      Raised::kAllRanks);
     }
     import_optimizer_state(*state.optimizer, state.params, [&](const std::string& name) {
       const auto slash = name.rfind('/');
@@ -267,6 +270,10 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
           *scalar.value = read_double_attribute(loop.get(), scalar.name);
         }
       }
+      if (state.log_window && has_object(loop.get(), "log_window")) {
+        *state.log_window = LogWindow::from_rows(read_tensor(loop.get(), "log_window"), rank,
+                                                 world_size);
+      }
     }
     // Per-rank RNG: restored when the world size is unchanged; otherwise each rank keeps the
     // generator its seed gave it (documented: resharded runs reseed per-rank randomness).
@@ -279,15 +286,35 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
     }
     return read_int_attribute(root, "step");
   } catch (const Error& e) {
-    throw DataError("checkpoint '" + path + "': " + e.what());
+    throw e.in_context("checkpoint '" + path + "'");  // a one-rank error stays one rank's
   }
 }
 
+namespace {
+
+// A checkpoint file that opens and says it is complete (the attribute written last).
+bool is_complete(const fs::path& file) {
+  try {
+    const H5File f = H5File::open_read(file.string());
+    return has_attribute(f.id(), "complete") && read_int_attribute(f.id(), "complete") == 1;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 std::string latest_checkpoint(const std::string& run_dir) {
-  const fs::path link = fs::path(run_dir) / "checkpoints" / "latest";
+  const fs::path dir = fs::path(run_dir) / "checkpoints";
   std::error_code ec;
-  if (!fs::exists(link, ec)) return "";
-  return fs::canonical(link, ec).string();
+  if (fs::exists(dir / "latest", ec)) return fs::canonical(dir / "latest", ec).string();
+  // No link (the directory was copied without symbolic links, say): the newest complete file.
+  if (!fs::is_directory(dir, ec)) return "";
+  const std::vector<fs::path> files = checkpoint_files(dir);
+  for (auto file = files.rbegin(); file != files.rend(); ++file) {
+    if (is_complete(*file)) return file->string();
+  }
+  return "";
 }
 
 }  // namespace ddpt

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "train/log_window.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
@@ -39,6 +40,7 @@ struct TrainingState {
                                  // step: a resumed run needs nothing else to continue it)
   std::vector<NamedTensor> ema;  // moving averages of the trainable parameters (may be empty)
   std::vector<LoopScalar> loop;  // saved as attributes of /loop; missing ones keep their value
+  LogWindow* log_window = nullptr;  // per rank, /loop/log_window; absent in old files: empty
 };
 
 // "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.
@@ -54,7 +56,9 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
                             std::optional<double> eval_loss = std::nullopt);
 
 // Every rank: loads `path` into `state` and returns the step it was written at. Any problem
-// (missing object, checksum, other model) is a DataError naming the file and the object.
+// (missing object, checksum, other model) is an error naming the file and the object (exit code
+// 3); a checksum error is this rank's alone (Raised::kThisRank), a file of another model every
+// rank's.
 int64_t load_checkpoint(const std::string& path, const TrainingState& state, int rank,
                         int world_size);
 
@@ -64,7 +68,8 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
 int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
                            const std::vector<NamedTensor>& buffers, bool prefer_ema = false);
 
-// The newest complete checkpoint in run.dir ("" if none): where checkpoints/latest points.
+// The checkpoint to continue run.dir from ("" if none): where checkpoints/latest points, or
+// without that link the newest step file that is complete.
 std::string latest_checkpoint(const std::string& run_dir);
 
 }  // namespace ddpt

@@ -1,6 +1,7 @@
 #include "io/metrics_writer.hpp"
 
 #include "h5/h5_tensor.hpp"
+#include "util/error.hpp"
 
 #include <cmath>
 #include <ctime>
@@ -119,7 +120,19 @@ MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
 
 std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string& path,
                                                                const RunDescription& run,
-                                                               int64_t resume_step) {
+                                                               int64_t resume_step,
+                                                               int64_t log_every) {
+  try {
+    return create_or_resume_file(path, run, resume_step, log_every);
+  } catch (const Error& e) {
+    throw e.on_this_rank();  // rank 0 alone opens metrics.h5: peers know nothing of it
+  }
+}
+
+std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::string& path,
+                                                                    const RunDescription& run,
+                                                                    int64_t resume_step,
+                                                                    int64_t log_every) {
   namespace fs = std::filesystem;
   if (resume_step == 0 || !fs::exists(path)) {
     std::unique_ptr<MetricsWriter> writer(new MetricsWriter(path, run));
@@ -130,7 +143,7 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string
   std::vector<std::vector<double>> eval_rows;
   {
     const H5File old = H5File::open_read(path);  // also a killed job's file, still in SWMR mode
-    train_rows = rows_up_to(old, "train", train_columns(), resume_step);
+    train_rows = rows_up_to(old, "train", train_columns(), resume_step - resume_step % log_every);
     eval_rows = rows_up_to(old, "eval", eval_columns(run.task), resume_step);
   }
   const std::string staging = (fs::path(path).parent_path() / ".metrics.h5.tmp").string();

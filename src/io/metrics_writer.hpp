@@ -36,19 +36,25 @@ class MetricsWriter {
   // The /eval datasets for a task: step, loss, then the task's metrics.
   static std::vector<std::string> eval_columns(Task task);
 
-  // Rank 0 only (the file is opened from this process alone). A fresh run (resume_step 0)
-  // creates `path`. A resumed run keeps the rows of an existing `path` up to `resume_step` and
-  // drops later ones (the resumed run writes them again); the new file replaces the old one by
-  // rename, so a crash in between loses nothing.
+  // Rank 0 only (the file is opened from this process alone, so its errors are this rank's).
+  // A fresh run (resume_step 0) creates `path`. A resumed run keeps the /train rows of an
+  // existing `path` up to the last multiple of `log_every` at or before `resume_step` (a row
+  // written at a stop between two multiples is written again, whole, by the resumed run, which
+  // continues that row from the checkpoint) and the /eval rows up to `resume_step`; the new file
+  // replaces the old one by rename, so a crash in between loses nothing.
   static std::unique_ptr<MetricsWriter> create_or_resume(const std::string& path,
                                                          const RunDescription& run,
-                                                         int64_t resume_step);
+                                                         int64_t resume_step, int64_t log_every);
   // Append one row to every /train (or /eval) dataset and flush the file.
   void append(const StepRecord& record);
   void append_eval(int64_t step, const EvalResult& result);
 
  private:
   MetricsWriter(const std::string& path, const RunDescription& run);
+  static std::unique_ptr<MetricsWriter> create_or_resume_file(const std::string& path,
+                                                              const RunDescription& run,
+                                                              int64_t resume_step,
+                                                              int64_t log_every);
 
   H5File file_;
   Task task_;

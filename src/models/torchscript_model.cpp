@@ -8,14 +8,15 @@ namespace ddpt {
 
 TorchScriptModel::TorchScriptModel(const std::string& path) : path_(path) {
   if (!std::filesystem::is_regular_file(path)) {
-    throw DataError("model.path '" + path + "': no such file");
+    throw DataError("model.path '" + path + "': no such file", Raised::kAllRanks);
   }
   try {
     module_ = torch::jit::load(path);
   } catch (const c10::Error& e) {
     const std::string what = e.what_without_backtrace();
     throw DataError("model.path '" + path + "' is not a TorchScript model (" +
-                    what.substr(0, what.find('\n')) + ")");
+                    what.substr(0, what.find('\n')) + ")",
+                    Raised::kAllRanks);
   }
 }
 
@@ -23,7 +24,8 @@ torch::Tensor TorchScriptModel::forward(const torch::Tensor& inputs) {
   const c10::IValue output = module_.forward({inputs});
   if (!output.isTensor()) {
     throw DataError("TorchScript model '" + path_ + "': forward must return a tensor, got " +
-                    output.tagKind());
+                    output.tagKind(),
+                    Raised::kAllRanks);
   }
   return output.toTensor();
 }

@@ -28,7 +28,7 @@ std::vector<NamedTensor> export_optimizer_state(torch::optim::Optimizer& optimiz
       }
     } else {
       throw Error("optimizer state of an unknown kind for '" + p.name + "'", ExitCode::kInternal,
-                  true);
+                  Raised::kThisRank);
     }
   }
   return out;
@@ -53,7 +53,8 @@ void import_optimizer_state(torch::optim::Optimizer& optimizer,
       s->exp_avg(field("exp_avg"));
       s->exp_avg_sq(field("exp_avg_sq"));
       if (!s->exp_avg().defined() || !s->exp_avg_sq().defined()) {
-        throw DataError("optimizer state of '" + p.name + "' is incomplete (AdamW moments)");
+        throw DataError("optimizer state of '" + p.name + "' is incomplete (AdamW moments)",
+                        Raised::kAllRanks);
       }
       state[state_key(state, p.tensor)] = std::move(s);
     } else {

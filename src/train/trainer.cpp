@@ -87,8 +87,14 @@ void Trainer::check_output_fits() {
             probe.targets.to(comm_.device()));
 }
 
+void Trainer::resume_at(int64_t steps_done) {
+  start_step_ = steps_done;
+  // A checkpoint at a row's step was saved before that row was written: the row is in metrics.h5.
+  if (steps_done % config_.log.every == 0) window_.next_row();
+}
+
 void Trainer::skip_step(int64_t step, const char* why) {
-  ++skipped_steps_;
+  ++window_.skipped_total;
   if (++bad_in_a_row_ >= config_.train.max_bad_steps) {
     throw NumericalError(fmt::format(
         "{} in {} steps in a row (up to step {}; train.max_bad_steps): training diverged; lower "
@@ -182,18 +188,19 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   Stopwatch total;
   Stopwatch interval;
   Stopwatch steady;
+  // Timing covers the steps this process ran since the last row; the loss covers the whole row
+  // (window_), also when it began before a resume.
   double interval_wait = 0;
   int64_t interval_steps = 0;
-  double interval_loss = 0;
-  int64_t interval_skipped = 0;
   for (int64_t step = start_step_; step < last_step; ++step) {
     if (step - start_step_ == summary.warmup_steps) steady.reset();
     if (callbacks.on_step_begin) callbacks.on_step_begin(step + 1);
     if (const std::optional<double> loss = train_step(step)) {
-      interval_loss += *loss;
+      window_.loss_sum += *loss;
     } else {
-      ++interval_skipped;
+      ++window_.skipped;
     }
+    ++window_.steps;
     interval_wait += engine_->reducer().last_trace().wait_seconds;
     ++interval_steps;
     const int64_t done = step + 1;
@@ -203,9 +210,9 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     if (done % config_.log.every != 0 && !last) continue;
 
     // The loss line is global: mean over ranks (one small collective per log interval).
-    const int64_t counted = interval_steps - interval_skipped;
+    const int64_t counted = window_.steps - window_.skipped;
     // On the communicator's device: NCCL reduces CUDA tensors only.
-    torch::Tensor loss = torch::tensor({counted > 0 ? interval_loss / counted
+    torch::Tensor loss = torch::tensor({counted > 0 ? window_.loss_sum / counted
                                                     : std::numeric_limits<double>::quiet_NaN()},
                                        torch::kDouble)
                              .to(comm_.device());
@@ -218,7 +225,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     record.step_time_s = seconds / interval_steps;
     record.samples_per_s = global_batch * interval_steps / seconds;
     record.comm_wait_s = interval_wait / interval_steps;
-    record.skipped_steps = skipped_steps_;
+    record.skipped_steps = window_.skipped_total;
     record.lr = optimizer_->param_groups().front().options().get_lr();
     record.grad_norm =
         config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
@@ -235,8 +242,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     interval.reset();
     interval_wait = 0;
     interval_steps = 0;
-    interval_loss = 0;
-    interval_skipped = 0;
+    window_.next_row();
     if (stop_requested_) {
       summary.steps = done - start_step_;
       break;

@@ -14,6 +14,7 @@
 #include "models/model.hpp"
 #include "train/autocast.hpp"
 #include "train/ema.hpp"
+#include "train/log_window.hpp"
 #include "train/loss_scaler.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/spike_guard.hpp"
@@ -59,8 +60,9 @@ class Trainer {
   // Called from on_step_end on every rank alike (a collective decision, e.g. early stopping on a
   // reduced eval loss): the step just done is the last one.
   void request_stop() { stop_requested_ = true; }
-  // Continue from a checkpoint: `steps_done` optimizer steps are behind us.
-  void resume_at(int64_t steps_done) { start_step_ = steps_done; }
+  // Continue from a checkpoint: `steps_done` optimizer steps are behind us, and log_window()
+  // holds what the checkpoint saved of the metrics row in progress.
+  void resume_at(int64_t steps_done);
 
   DataParallel& engine() { return *engine_; }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
@@ -71,6 +73,7 @@ class Trainer {
   SpikeGuard& spike_guard() { return spike_; }
   Precision precision() const { return precision_; }
   int64_t epoch_of(int64_t step) const { return sampler_.epoch_of(step); }
+  LogWindow& log_window() { return window_; }  // checkpointed
 
  private:
   // Returns this rank's loss for the step, or nullopt if every rank skipped it (non-finite
@@ -98,7 +101,7 @@ class Trainer {
   double unclipped_norm_ = 0;  // of the last step, when optim.clip is on
   int64_t bad_in_a_row_ = 0;
   bool stop_requested_ = false;
-  int64_t skipped_steps_ = 0;
+  LogWindow window_;
   int64_t start_step_ = 0;
 };
 

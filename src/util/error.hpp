@@ -20,40 +20,55 @@ enum class ExitCode : int {
   kStopped = 75,
 };
 
-// Base of every ddptrain error. `collective` means every rank raises the same error at the same
-// point (a bad deck parsed identically everywhere): rank 0 reports it and all ranks exit cleanly.
-// Otherwise only this rank knows, and the job must be aborted so peers do not hang.
+// Which ranks raise an error, decided where it is raised (LAMMPS's Error::all and Error::one).
+//  kAllRanks: every rank raises the same error at the same point, because it follows from what
+//             every rank holds alike (the deck, a file's layout that every rank reads): rank 0
+//             reports it and all ranks exit cleanly.
+//  kThisRank: only this rank knows (a failed read or checksum, a rank-0-only file, a library
+//             call): the job must be aborted so that peers inside a collective do not hang.
+// When unsure, kThisRank: aborting a job that would have ended anyway costs a line of output;
+// treating a one-rank error as collective leaves every other rank waiting.
+enum class Raised { kAllRanks, kThisRank };
+
+// Base of every ddptrain error.
 class Error : public std::runtime_error {
  public:
-  Error(std::string message, ExitCode code, bool collective, std::string where = {});
+  Error(std::string message, ExitCode code, Raised raised, std::string where = {});
   ExitCode code() const noexcept { return code_; }
-  bool collective() const noexcept { return collective_; }
+  bool collective() const noexcept { return raised_ == Raised::kAllRanks; }
+  Raised raised() const noexcept { return raised_; }
   const std::string& where() const noexcept { return where_; }  // file:line, may be empty
+
+  // The same error with "<context>: " in front of its message; code, ranks and location kept, so
+  // a caller that adds the file name cannot turn a one-rank error into a collective one.
+  Error in_context(const std::string& context) const;
+  // The same error known to one rank only: for code that runs on one rank (rank 0's metrics).
+  Error on_this_rank() const;
 
  private:
   ExitCode code_;
-  bool collective_;
+  Raised raised_;
   std::string where_;
 };
 
 // Bad command line, deck or option value. Raised identically on every rank.
 class ConfigError : public Error {
  public:
-  explicit ConfigError(const std::string& message) : Error(message, ExitCode::kUsage, true) {}
+  explicit ConfigError(const std::string& message)
+      : Error(message, ExitCode::kUsage, Raised::kAllRanks) {}
 };
 
-// A data, model or checkpoint file that cannot be used.
+// A data, model or checkpoint file that cannot be used. Every raise says which ranks raise it.
 class DataError : public Error {
  public:
-  explicit DataError(const std::string& message, bool collective = true)
-      : Error(message, ExitCode::kData, collective) {}
+  DataError(const std::string& message, Raised raised) : Error(message, ExitCode::kData, raised) {}
 };
 
 // Training diverged (decided collectively, so every rank raises it).
 class NumericalError : public Error {
  public:
   explicit NumericalError(const std::string& message)
-      : Error(message, ExitCode::kNumerical, true) {}
+      : Error(message, ExitCode::kNumerical, Raised::kAllRanks) {}
 };
 
 // A failing call into a C library (MPI, NCCL, CUDA, HDF5): this rank only.

@@ -10,9 +10,11 @@
 #
 # Everything lives in one temp dir $cluster (config, state, spool, logs, sockets, pid files, and
 # $work for the tests' own files), with ports probed free per run, so two runs never share a path
-# or port. Nothing is installed here (share/ddptrain/setup.sh does that); a machine that cannot run
-# the daemons makes the test exit 77, which ctest reports as skipped. The EXIT trap cancels our
-# jobs and stops every daemon we started by the PID in its pid file, never by name.
+# or port. Nothing is installed here (share/ddptrain/setup.sh does that). Only a machine that
+# cannot run SLURM (not root; a tool, the munge key or user munge missing) makes the test exit 77,
+# which ctest reports as skipped; a daemon that does not start or a node that does not come up
+# idle fails it. The EXIT trap cancels our jobs and stops every daemon we started by the PID in
+# its pid file, never by name.
 #
 # Written against Debian 12's SLURM 22.05.8, munge 0.5.15, Open MPI 4.1.4 and Lmod 8.6.
 
@@ -37,6 +39,7 @@ fail() {
 }
 
 # The daemons need root (SlurmUser=root, munged started as user munge) and the Debian packages.
+# With Lmod's check in lmod_two_nodes.sh, the only reason a cluster test may skip.
 cluster_check_machine() {
   [[ $(id -u) -eq 0 ]] || skip "the SLURM daemons need root (running as $(id -un))"
   local tool
@@ -125,7 +128,7 @@ _start_munge() {
     --pid-file="$cluster/munge/munged.pid" --log-file="$cluster/munge/munged.log" \
     --seed-file="$cluster/munge/munged.seed" >"$cluster/log/munged.out" 2>&1 &
   _wait_for "[[ -S '$cluster/munge/munge.socket' ]]" "$!" ||
-    skip "munged did not start: $(_last_words munged.out ../munge/munged.log)"
+    fail "munged did not start: $(_last_words munged.out ../munge/munged.log)"
 }
 
 # _wait_for CONDITION PID: polls CONDITION until it holds (0), PID has exited or kDaemonStartS
@@ -170,9 +173,13 @@ cluster_stop() {
   trap - EXIT
   set +e
   if ((rc != 0 && rc != kSkip)) && [[ -n ${cluster_up:-} ]]; then
-    echo "--- slurmctld log (tail) ---"
-    tail -n 15 "$cluster/log/slurmctld.log"
+    # A daemon that did not start may have left no log.
+    if [[ -f $cluster/log/slurmctld.log ]]; then
+      echo "--- slurmctld log (tail) ---"
+      tail -n 15 "$cluster/log/slurmctld.log"
+    fi
     for i in "$cluster"/log/slurmd-*.log; do
+      [[ -f $i ]] || continue
       echo "--- $(basename "$i") (tail) ---"
       tail -n 10 "$i"
     done
@@ -218,7 +225,7 @@ cluster_start() {
 
   slurmctld -D -i -f "$SLURM_CONF" >"$cluster/log/slurmctld.out" 2>&1 &
   _wait_for "scontrol ping 2>/dev/null | grep -q UP" "$!" ||
-    skip "slurmctld did not start: $(_last_words slurmctld.out slurmctld.log)"
+    fail "slurmctld did not start: $(_last_words slurmctld.out slurmctld.log)"
   for node in "${nodes[@]}"; do
     if [[ $shape == one ]]; then
       slurmd -D -N "$node" -f "$SLURM_CONF" >"$cluster/log/slurmd-$node.out" 2>&1 &
@@ -229,7 +236,7 @@ cluster_start() {
         >"$cluster/log/slurmd-$node.out" 2>&1 &
     fi
     _wait_for "[[ -s '$cluster/run/slurmd-$node.pid' ]]" "$!" ||
-      skip "slurmd -N $node did not start: $(_last_words "slurmd-$node.out" "slurmd-$node.log")"
+      fail "slurmd -N $node did not start: $(_last_words "slurmd-$node.out" "slurmd-$node.log")"
   done
 
   local states i
@@ -238,7 +245,7 @@ cluster_start() {
     [[ $states == "n1=idle "* && ($shape == one || $states == *"n2=idle "*) ]] && return 0
     sleep "$kPollS"
   done
-  skip "SLURM nodes not idle after ${kDaemonStartS} s: ${states:-slurmctld not answering}"
+  fail "SLURM nodes not idle after ${kDaemonStartS} s: ${states:-slurmctld not answering}"
 }
 
 # job_field JOB_ID NAME: one KEY=VALUE field of `scontrol show job -o`.

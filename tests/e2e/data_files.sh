@@ -82,6 +82,9 @@ with h5py.File(sys.argv[1], "w") as f:
     f["targets"] = np.random.randint(0, 10, 100)
     f["names"] = np.array([b"row%d" % i for i in range(100)])  # strings: the wrong dtype
     f["flat"] = np.random.rand(100).astype("f4")                  # 1-D: the wrong rank
+    labels = np.random.randint(0, 10, 100)
+    labels[57] = 12                                               # outside the 10 classes
+    f["targets_bad"] = labels
 PY
 expect_refused() {  # NAME PATTERN OVERRIDES...
   local name=$1 pattern=$2
@@ -102,4 +105,7 @@ expect_refused "wrong dtype" "*bad.h5*dataset 'names'*string*" \
 expect_refused "wrong rank" "*bad.h5*dataset 'flat' has shape \[100\]*" \
   --data.path="$work/bad.h5" --data.inputs=flat
 expect_refused "missing file" "*nothere.h5*no such file*" --data.path="$work/nothere.h5"
+# Found at start (every label is read once), not at the step that first draws row 57.
+expect_refused "label outside the classes" "*bad.h5*dataset 'targets_bad' row 57: label 12 is outside*" \
+  --data.path="$work/bad.h5" --data.targets=targets_bad
 echo "data file checks passed"

@@ -70,10 +70,12 @@ check_log_txt "$work/bar"
 # 3. auto on a terminal (script's pseudo-terminal, sized as a terminal emulator would size it),
 # and under mpirun -np 2, which gives its ranks a pseudo-terminal of their own.
 if command -v script >/dev/null; then
-  script -qc "stty cols 100; '$ddptrain' ${run[*]} --run.dir='$work/pty1'" /dev/null \
-    </dev/null >"$work/pty1.txt"
-  script -qc "stty cols 100; '$mpiexec' -np 2 --oversubscribe '$ddptrain' ${run[*]} \
-    --run.dir='$work/pty2'" /dev/null </dev/null >"$work/pty2.txt"
+  # -e: script exits with the command's exit code (without it, always 0).
+  script -eqc "stty cols 100; '$ddptrain' ${run[*]} --run.dir='$work/pty1'" /dev/null \
+    </dev/null >"$work/pty1.txt" || fail "1 rank on a terminal exited with $?"
+  script -eqc "stty cols 100; '$mpiexec' -np 2 --oversubscribe '$ddptrain' ${run[*]} \
+    --run.dir='$work/pty2'" /dev/null </dev/null >"$work/pty2.txt" ||
+    fail "2 ranks on a terminal exited with $?"
   for n in 1 2; do
     screen "$work/pty$n.txt" >"$work/pty$n.screen"
     grep -qP '^400/400 \[=+\] 100%' "$work/pty$n.screen" ||

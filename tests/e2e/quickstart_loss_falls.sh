@@ -2,7 +2,7 @@
 # The quick-start deck on 2 ranks: the loss must fall clearly, and the run directory must hold
 # the resolved deck, the log and a metrics.h5 that h5dump and h5py read back as printed.
 # Usage: quickstart_loss_falls.sh MPIEXEC DDPTRAIN DECK
-set -eu
+set -euo pipefail  # pipefail: the run's exit code, not tee's
 source "$(dirname "$0")/common.sh"
 "$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" --run.dir="$work/run" | tee "$work/out.txt"
 first=$(grep -m1 -oP '^step\s+\d+/\d+.*?loss \K[0-9.]+' "$work/out.txt")

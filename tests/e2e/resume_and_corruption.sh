@@ -16,9 +16,18 @@ steps=$(/usr/bin/python3 -c "import h5py; print(list(h5py.File('$work/run/metric
 [[ $steps == "[5, 10, 15, 20]" ]] || fail "metrics.h5 steps after resume: $steps"
 [[ $(readlink "$work/run/checkpoints/latest") == step_00000020.h5 ]] || fail "latest link"
 
-/usr/bin/python3 - "$work/run/checkpoints/step_00000020.h5" "$work/flipped.h5" <<'PY'
+# Without the latest link (a copy made without symbolic links), resume = auto takes the newest
+# complete file, passing over a newer one that is truncated, and the banner names the file.
+rm "$work/run/checkpoints/latest"
+head -c 3000 "$work/run/checkpoints/step_00000020.h5" >"$work/run/checkpoints/step_00000022.h5"
+"$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" "${common[@]}" --train.steps=25 \
+  --train.resume=auto >"$work/third.txt" || fail "resume without the latest link"
+grep -q "resumed *: at step 20 from $work/run/checkpoints/step_00000020.h5" "$work/third.txt" ||
+  fail "resume = auto without the link: $(grep resumed "$work/third.txt")"
+
+/usr/bin/python3 - "$work/run/checkpoints/step_00000025.h5" "$work/flipped.h5" <<'PY'
 import sys
-data = bytearray(open(sys.argv[1], "rb").read())
+data = bytearray(open(sys.argv[1], "rb").read())  # step 25
 data[len(data) * 2 // 3] ^= 0x5A  # inside the tensor data (metadata sits at both ends)
 open(sys.argv[2], "wb").write(data)
 PY
@@ -32,9 +41,9 @@ echo "ok: $err"
 
 # inspect: a readable summary of good files, exit 3 for the damaged one.
 "$ddptrain" inspect "$work/run/checkpoints/latest" >"$work/inspect.txt" || fail "inspect of a good checkpoint"
-grep -q "step 20, epoch 0, written by 2 rank" "$work/inspect.txt" || fail "inspect: $(head -3 "$work/inspect.txt")"
+grep -q "step 25, epoch 0, written by 2 rank" "$work/inspect.txt" || fail "inspect: $(head -3 "$work/inspect.txt")"
 grep -q "checksums verified" "$work/inspect.txt" || fail "inspect did not verify checksums"
-"$ddptrain" inspect "$work/run/metrics.h5" | grep -q "/train: 4 rows, steps 5..20" || fail "inspect of metrics.h5"
+"$ddptrain" inspect "$work/run/metrics.h5" | grep -q "/train: 5 rows, steps 5..25" || fail "inspect of metrics.h5"
 "$ddptrain" inspect "$work/flipped.h5" >/dev/null 2>&1
 rc=$?
 [[ $rc -eq 3 ]] || fail "inspect of a damaged checkpoint: exit code $rc, expected 3"

@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
   double append_us = 0;
   if (rank0) {
     auto metrics = MetricsWriter::create_or_resume(
-        dir + "/metrics.h5", RunDescription{"bench", 1, 1, "cpu", "mpi", ""}, 0);
+        dir + "/metrics.h5", RunDescription{"bench", 1, 1, "cpu", "mpi", ""}, 0,
+        /*log_every=*/1);
     constexpr int kRows = 1000;
     Stopwatch m;
     for (int i = 0; i < kRows; ++i)

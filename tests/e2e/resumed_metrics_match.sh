@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A run stopped at a step that is not a multiple of log.every and resumed writes the same
+# metrics.h5 as the run that was never stopped: every /train row (step, epoch, loss, lr, grad_norm,
+# skipped_steps) and every /eval row, bit for bit (the timing columns excepted). 2 ranks, rows
+# every 10 steps, stopped at step 14: the resumed run's row 20 must still average steps 11..20.
+# Usage: resumed_metrics_match.sh MPIEXEC DDPTRAIN DECK
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+common=(--log.every=10 --checkpoint.every=7 --data.val_fraction=0.1 --eval.every=10)
+run() {  # RUN_DIR STEPS [more options]
+  local dir=$1 steps=$2
+  shift 2
+  "$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" "${common[@]}" --run.dir="$dir" \
+    --train.steps="$steps" "$@" >"$dir.txt" 2>&1 || { cat "$dir.txt"; fail "run $dir exited with $?"; }
+}
+run "$work/straight" 30
+run "$work/stopped" 14
+run "$work/stopped" 30 --train.resume=auto
+grep -q "resumed *: at step 14" "$work/stopped.txt" || fail "did not resume at step 14"
+/usr/bin/python3 - "$work/straight/metrics.h5" "$work/stopped/metrics.h5" <<'PY'
+import sys
+import h5py
+import numpy as np
+
+exact = {"train": ["step", "epoch", "loss", "lr", "grad_norm", "skipped_steps"],
+         "eval": ["step", "loss", "accuracy"]}
+bad = 0
+with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
+    for group, columns in exact.items():
+        for c in columns:
+            x, y = a[group][c][()], b[group][c][()]
+            same = x.shape == y.shape and np.array_equal(x.view(np.uint64), y.view(np.uint64))
+            print(f"/{group}/{c}: {'identical' if same else 'DIFFERENT'} ({len(x)} vs {len(y)} rows)")
+            if not same:
+                print("  uninterrupted:", x.tolist())
+                print("  resumed      :", y.tolist())
+                bad += 1
+    assert list(a["train/step"][:]) == [10, 20, 30], list(a["train/step"][:])
+sys.exit(1 if bad else 0)
+PY
+echo "resumed metrics equal the uninterrupted run's"
