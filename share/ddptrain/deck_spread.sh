@@ -113,8 +113,9 @@ sort -t$'\t' -k2,2 -k3,3n -k4,4 -k5,5n -k8,8gr "$tsv" | awk -F'\t' '
     if (!(key in worst)) { worst[key] = $8; where[key] = $1; order[++n] = key }
     total[key]++; if ($8 > 1e-8) moved[key]++ }
   END { for (i = 1; i <= n; i++) { split(order[i], k, SUBSEP)
+    key = order[i]
     printf "  %-15s np%s  %-5s %5s  %-9.3g (%d of %d settings; largest under %s)\n",
-      k[1], k[2], k[3], k[4], worst[order[i]], moved[order[i]], total[order[i]], where[order[i]] } }'
+      k[1], k[2], k[3], k[4], worst[key], moved[key], total[key], where[key] } }'
 echo
 echo "suggested rtol per deck ($SAFETY x the largest over both rank counts, at least $FLOOR):"
 sort -t$'\t' -k2,2 -k8,8gr "$tsv" | awk -F'\t' -v safety="$SAFETY" -v floor="$FLOOR" '

@@ -34,7 +34,8 @@ for deck in "${decks[@]}"; do
       --run.dir="$work/$deck.np$ranks" --log.progress=lines "${extra[@]}" | tail -n 3
     file=$repo/inputs/reference/$deck.np$ranks.csv
     tolerance=$(grep -m 1 '^# tolerance ' "$file" 2>/dev/null) || {
-      tolerance="# tolerance rtol=0.001 atol=1e-05: not measured (a placeholder): set it from share/ddptrain/deck_spread.sh"
+      tolerance="# tolerance rtol=0.001 atol=1e-05: not measured (a placeholder): set it from"
+      tolerance+=" share/ddptrain/deck_spread.sh"
       echo "WARNING: $file had no tolerance line: wrote a placeholder, measure it"
     }
     /usr/bin/python3 "$repo/share/ddptrain/reference_log.py" write "$work/$deck.np$ranks" "$deck" \

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reference logs of the input decks: what a run of inputs/DECK.cfg should print, without timings.
 
-  reference_log.py write RUN_DIR DECK_NAME RANKS [--tolerance LINE] > inputs/reference/DECK_NAME.npRANKS.csv
+  reference_log.py write RUN_DIR DECK_NAME RANKS [--tolerance LINE] > DECK_NAME.npRANKS.csv
   reference_log.py compare RUN_DIR REFERENCE.csv [--rtol R] [--atol A]
   reference_log.py diff RUN_DIR REFERENCE.csv
 

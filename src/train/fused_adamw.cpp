@@ -23,13 +23,14 @@ struct AdamWScalars {
   bool fma;             // LibTorch's vector kernels fuse a + alpha x b (AVX2 and AVX-512 builds)
 };
 
-// One pass over [begin, end). Compiled for AVX2 and for the baseline, picked at load time, so the
-// binary still runs on any x86-64 node.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void adamw_update(float* __restrict param, const float* __restrict grad, float* __restrict exp_avg,
-                  float* __restrict exp_avg_sq, int64_t begin, int64_t end, AdamWScalars s) {
+// One pass over [begin, end), with or without fused multiply-adds (a template parameter, so each
+// loop vectorises without a branch inside).
+template <bool kFma>
+__attribute__((always_inline)) inline void adamw_pass(float* __restrict param,
+                                                      const float* __restrict grad,
+                                                      float* __restrict exp_avg,
+                                                      float* __restrict exp_avg_sq, int64_t begin,
+                                                      int64_t end, AdamWScalars s) {
   // Each line rounds where LibTorch's op sequence rounds (p.mul_, exp_avg.mul_(b1).add_(g, 1-b1),
   // exp_avg_sq.mul_(b2).addcmul_(g, g, 1-b2), sqrt / sqrt(bc2) + eps, p.addcdiv_(m, denom, -step));
   // the file is built with -ffp-contract=off so that only the fmas written here are fused.
@@ -39,16 +40,38 @@ void adamw_update(float* __restrict param, const float* __restrict grad, float* 
     const float g = grad[i];
     const float p = param[i] * s.decay;
     const float m_scaled = exp_avg[i] * s.beta1;
-    const float m = s.fma ? __builtin_fmaf(g, s.one_minus_beta1, m_scaled)
-                          : m_scaled + s.one_minus_beta1 * g;
+    const float m = kFma ? __builtin_fmaf(g, s.one_minus_beta1, m_scaled)
+                         : m_scaled + s.one_minus_beta1 * g;
     const float v_scaled = exp_avg_sq[i] * s.beta2;
-    const float v = s.fma ? __builtin_fmaf(s.one_minus_beta2 * g, g, v_scaled)
-                          : v_scaled + s.one_minus_beta2 * g * g;
+    const float v = kFma ? __builtin_fmaf(s.one_minus_beta2 * g, g, v_scaled)
+                         : v_scaled + s.one_minus_beta2 * g * g;
     exp_avg[i] = m;
     exp_avg_sq[i] = v;
     const float denom = __builtin_sqrtf(v) / s.sqrt_bias_correction2 + s.eps;
     param[i] = p + s.neg_step_size * m / denom;
   }
+}
+
+// The fma pass runs only where the CPU has AVX2 and FMA (libtorch_uses_fma), so it is compiled for
+// them alone; the plain pass for AVX2 and for the baseline, picked at load time, so the binary
+// still runs on any x86-64 node. (target_clones("arch=haswell") would dispatch on the CPU model,
+// not its features, and "avx2" alone leaves __builtin_fmaf a library call.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define DDPT_FMA_TARGET __attribute__((target("avx2,fma")))
+#define DDPT_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define DDPT_FMA_TARGET
+#define DDPT_CPU_CLONES
+#endif
+DDPT_FMA_TARGET void adamw_update_fma(float* __restrict param, const float* __restrict grad,
+                                      float* __restrict exp_avg, float* __restrict exp_avg_sq,
+                                      int64_t begin, int64_t end, AdamWScalars s) {
+  adamw_pass<true>(param, grad, exp_avg, exp_avg_sq, begin, end, s);
+}
+DDPT_CPU_CLONES void adamw_update_plain(float* __restrict param, const float* __restrict grad,
+                                        float* __restrict exp_avg, float* __restrict exp_avg_sq,
+                                        int64_t begin, int64_t end, AdamWScalars s) {
+  adamw_pass<false>(param, grad, exp_avg, exp_avg_sq, begin, end, s);
 }
 
 // Whether LibTorch's CPU kernels run with fused multiply-add: its AVX2 and AVX-512 kernels compute
@@ -122,7 +145,11 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       float* exp_avg_sq = state.exp_avg_sq().data_ptr<float>();
       // Chunks of 32 Ki elements: large enough to amortise a task, small enough to share.
       at::parallel_for(0, p.numel(), 32768, [&](int64_t begin, int64_t end) {
-        adamw_update(param, grad, exp_avg, exp_avg_sq, begin, end, s);
+        if (s.fma) {
+          adamw_update_fma(param, grad, exp_avg, exp_avg_sq, begin, end, s);
+        } else {
+          adamw_update_plain(param, grad, exp_avg, exp_avg_sq, begin, end, s);
+        }
       });
     }
   }
