@@ -44,10 +44,10 @@ void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
   const std::vector<int64_t> sample(inputs.shape().begin() + (inputs.shape().empty() ? 0 : 1),
                                     inputs.shape().end());
   if (inputs.shape().size() < 2 || sample != info.sample_shape) {
-    throw DataError(fmt::format("{} has shape [{}]; the model takes rows of shape [{}]",
-                                inputs.where(), fmt::join(inputs.shape(), ", "),
-                                fmt::join(info.sample_shape, ", ")),
-                    Raised::kAllRanks);
+    throw DataError(
+        fmt::format("{} has shape [{}]; the model takes rows of shape [{}]", inputs.where(),
+                    fmt::join(inputs.shape(), ", "), fmt::join(info.sample_shape, ", ")),
+        Raised::kAllRanks);
   }
 }
 

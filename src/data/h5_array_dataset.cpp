@@ -21,12 +21,12 @@ DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
                          int64_t classes_if_unset) {
   if (inputs.shape().size() < 2) {
     throw DataError(inputs.where() + " has shape " + shape_text(inputs.shape()) +
-                    "; expected [samples, features...]",
+                        "; expected [samples, features...]",
                     Raised::kAllRanks);
   }
   if (targets.shape().empty() || targets.rows() != inputs.rows()) {
     throw DataError(targets.where() + " has shape " + shape_text(targets.shape()) + " but " +
-                    inputs.where() + " has " + std::to_string(inputs.rows()) + " rows",
+                        inputs.where() + " has " + std::to_string(inputs.rows()) + " rows",
                     Raised::kAllRanks);
   }
   DatasetInfo info;
@@ -34,7 +34,7 @@ DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
   if (is_integer(targets.dtype())) {
     if (targets.shape().size() != 1) {
       throw DataError(targets.where() + " holds integers of shape " + shape_text(targets.shape()) +
-                      "; class labels must be 1-D [samples]",
+                          "; class labels must be 1-D [samples]",
                       Raised::kAllRanks);
     }
     info.task = Task::kClassification;
@@ -43,14 +43,14 @@ DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
                        : classes_if_unset;
     if (info.outputs < 2) {
       throw DataError(targets.where() + ": attribute 'classes' = " + std::to_string(info.outputs) +
-                      " (need at least 2)",
+                          " (need at least 2)",
                       Raised::kAllRanks);
     }
     return info;
   }
   if (targets.shape().size() > 2) {
     throw DataError(targets.where() + " has shape " + shape_text(targets.shape()) +
-                    "; regression targets must be [samples] or [samples, outputs]",
+                        "; regression targets must be [samples] or [samples, outputs]",
                     Raised::kAllRanks);
   }
   info.task = Task::kRegression;

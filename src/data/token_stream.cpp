@@ -13,10 +13,10 @@ TokenStream::TokenStream(const std::string& path, const std::string& tokens, int
       block_(block),
       stride_(stride) {
   if (tokens_.shape().size() != 1 || !c10::isIntegralType(tokens_.dtype(), false)) {
-    throw DataError(fmt::format("{} is {} of shape [{}]; token streams are 1-D integer arrays",
-                                tokens_.where(), tokens_.stored_type(),
-                                fmt::join(tokens_.shape(), ", ")),
-                    Raised::kAllRanks);
+    throw DataError(
+        fmt::format("{} is {} of shape [{}]; token streams are 1-D integer arrays", tokens_.where(),
+                    tokens_.stored_type(), fmt::join(tokens_.shape(), ", ")),
+        Raised::kAllRanks);
   }
   if (tokens_.rows() < block_ + 1) {
     throw DataError(fmt::format("{} has {} tokens; data.block = {} needs at least {}",
@@ -27,9 +27,9 @@ TokenStream::TokenStream(const std::string& path, const std::string& tokens, int
   vocab_ = has_attribute(tokens_.id(), "vocab") ? read_int_attribute(tokens_.id(), "vocab")
                                                 : vocab_if_unset;
   if (vocab_ < 2) {
-    throw DataError(tokens_.where() +
-                    " has no 'vocab' attribute: set data.vocab to the vocabulary size",
-                    Raised::kAllRanks);
+    throw DataError(
+        tokens_.where() + " has no 'vocab' attribute: set data.vocab to the vocabulary size",
+        Raised::kAllRanks);
   }
 }
 

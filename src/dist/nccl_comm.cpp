@@ -137,7 +137,8 @@ void NcclComm::abort_all() noexcept {
 }
 
 cudaStream_t NcclComm::enter_collective() {
-  if (comm_ == nullptr) throw Error("NcclComm used after abort", ExitCode::kInternal, Raised::kThisRank);
+  if (comm_ == nullptr)
+    throw Error("NcclComm used after abort", ExitCode::kInternal, Raised::kThisRank);
   const cudaStream_t compute = current_compute_stream(device_);
   compute_ready_.record(compute);
   compute_ready_.block(stream_.get());

@@ -7,8 +7,8 @@
 namespace ddpt {
 
 H5Error::H5Error(const std::string& call, const std::string& stack, const char* file, int line)
-    : Error("HDF5 call " + call + " failed: " + stack + " " + process_tag(), ExitCode::kData, Raised::kThisRank,
-            std::string(file) + ":" + std::to_string(line)),
+    : Error("HDF5 call " + call + " failed: " + stack + " " + process_tag(), ExitCode::kData,
+            Raised::kThisRank, std::string(file) + ":" + std::to_string(line)),
       stack_(stack) {}
 
 namespace detail {

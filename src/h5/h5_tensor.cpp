@@ -39,13 +39,15 @@ void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, 
 }
 
 torch::Tensor read_tensor(hid_t parent, const std::string& name) {
-  if (!has_object(parent, name)) throw DataError("object '" + name + "' is missing", Raised::kAllRanks);
+  if (!has_object(parent, name))
+    throw DataError("object '" + name + "' is missing", Raised::kAllRanks);
   H5Id dataset(DDPT_CHECK_H5(H5Dopen2(parent, name.c_str(), H5P_DEFAULT)));
   H5Id file_type(DDPT_CHECK_H5(H5Dget_type(dataset.get())));
   const std::optional<torch::ScalarType> read_type = tensor_type_for(file_type.get());
   if (!read_type) {
     throw DataError("dataset '" + name + "' is " + describe_h5_type(file_type.get()) +
-                    ", which ddptrain does not read", Raised::kAllRanks);
+                        ", which ddptrain does not read",
+                    Raised::kAllRanks);
   }
   const torch::ScalarType dtype = *read_type;
   H5Id space(DDPT_CHECK_H5(H5Dget_space(dataset.get())));

@@ -157,7 +157,8 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
     for (const LoopScalar& scalar : state.loop) {
       write_attribute(loop.get(), scalar.name, *scalar.value);
     }
-    if (state.log_window) write_row(loop.get(), "log_window", state.log_window->to_row(), rank, size);
+    if (state.log_window)
+      write_row(loop.get(), "log_window", state.log_window->to_row(), rank, size);
     H5Id rng = create_group(root, "rng");
     write_row(rng.get(), "torch_cpu", rng_state_bytes(), rank, size);
     H5Id data = create_group(root, "data");
@@ -194,7 +195,7 @@ void load_weights(hid_t root, const TrainingState& state) {
   const std::string signature = read_string_attribute(root, "model_signature");
   if (signature != model_signature(state)) {
     throw DataError("written for another model (model_signature differs: file has '" +
-                    signature.substr(0, 120) + "...')",
+                        signature.substr(0, 120) + "...')",
                     Raised::kAllRanks);
   }
   torch::NoGradGuard no_grad;
@@ -251,9 +252,9 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
     H5Id optimizer = open_group(root, "optimizer");
     const std::string type = read_string_attribute(optimizer.get(), "type");
     if (type != state.optimizer_type) {
-      throw DataError("/optimizer was written by " + type + ", this run uses " +
-                      state.optimizer_type,
-                      Raised::kAllRanks);
+      throw DataError(
+          "/optimizer was written by " + type + ", this run uses " + state.optimizer_type,
+          Raised::kAllRanks);
     }
     import_optimizer_state(*state.optimizer, state.params, [&](const std::string& name) {
       const auto slash = name.rfind('/');
@@ -271,8 +272,8 @@ int64_t load_checkpoint(const std::string& path, const TrainingState& state, int
         }
       }
       if (state.log_window && has_object(loop.get(), "log_window")) {
-        *state.log_window = LogWindow::from_rows(read_tensor(loop.get(), "log_window"), rank,
-                                                 world_size);
+        *state.log_window =
+            LogWindow::from_rows(read_tensor(loop.get(), "log_window"), rank, world_size);
       }
     }
     // Per-rank RNG: restored when the world size is unchanged; otherwise each rank keeps the

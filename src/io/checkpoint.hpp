@@ -34,12 +34,12 @@ struct TrainingState {
   std::vector<NamedTensor> params;   // trainable parameters, registration order
   std::vector<NamedTensor> buffers;  // model buffers
   torch::optim::Optimizer* optimizer = nullptr;
-  std::string optimizer_type;    // "sgd" | "adamw": a checkpoint loads only into the same kind
-  std::string config;            // the resolved deck, for the record
-  std::string schedule;          // the learning rate schedule, for the record (a function of the
-                                 // step: a resumed run needs nothing else to continue it)
-  std::vector<NamedTensor> ema;  // moving averages of the trainable parameters (may be empty)
-  std::vector<LoopScalar> loop;  // saved as attributes of /loop; missing ones keep their value
+  std::string optimizer_type;       // "sgd" | "adamw": a checkpoint loads only into the same kind
+  std::string config;               // the resolved deck, for the record
+  std::string schedule;             // the learning rate schedule, for the record (a function of the
+                                    // step: a resumed run needs nothing else to continue it)
+  std::vector<NamedTensor> ema;     // moving averages of the trainable parameters (may be empty)
+  std::vector<LoopScalar> loop;     // saved as attributes of /loop; missing ones keep their value
   LogWindow* log_window = nullptr;  // per rank, /loop/log_window; absent in old files: empty
 };
 

@@ -15,7 +15,7 @@ TorchScriptModel::TorchScriptModel(const std::string& path) : path_(path) {
   } catch (const c10::Error& e) {
     const std::string what = e.what_without_backtrace();
     throw DataError("model.path '" + path + "' is not a TorchScript model (" +
-                    what.substr(0, what.find('\n')) + ")",
+                        what.substr(0, what.find('\n')) + ")",
                     Raised::kAllRanks);
   }
 }
@@ -23,9 +23,9 @@ TorchScriptModel::TorchScriptModel(const std::string& path) : path_(path) {
 torch::Tensor TorchScriptModel::forward(const torch::Tensor& inputs) {
   const c10::IValue output = module_.forward({inputs});
   if (!output.isTensor()) {
-    throw DataError("TorchScript model '" + path_ + "': forward must return a tensor, got " +
-                    output.tagKind(),
-                    Raised::kAllRanks);
+    throw DataError(
+        "TorchScript model '" + path_ + "': forward must return a tensor, got " + output.tagKind(),
+        Raised::kAllRanks);
   }
   return output.toTensor();
 }

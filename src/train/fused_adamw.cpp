@@ -40,8 +40,8 @@ __attribute__((always_inline)) inline void adamw_pass(float* __restrict param,
     const float g = grad[i];
     const float p = param[i] * s.decay;
     const float m_scaled = exp_avg[i] * s.beta1;
-    const float m = kFma ? __builtin_fmaf(g, s.one_minus_beta1, m_scaled)
-                         : m_scaled + s.one_minus_beta1 * g;
+    const float m =
+        kFma ? __builtin_fmaf(g, s.one_minus_beta1, m_scaled) : m_scaled + s.one_minus_beta1 * g;
     const float v_scaled = exp_avg_sq[i] * s.beta2;
     const float v = kFma ? __builtin_fmaf(s.one_minus_beta2 * g, g, v_scaled)
                          : v_scaled + s.one_minus_beta2 * g * g;

@@ -38,7 +38,8 @@ std::vector<NamedTensor> make_params(uint64_t seed) {
 
 std::vector<NamedTensor> clone_params(const std::vector<NamedTensor>& params) {
   std::vector<NamedTensor> out;
-  for (const auto& p : params) out.push_back({p.name, p.tensor.detach().clone().requires_grad_(true)});
+  for (const auto& p : params)
+    out.push_back({p.name, p.tensor.detach().clone().requires_grad_(true)});
   return out;
 }
 
@@ -183,7 +184,8 @@ TEST(FusedAdamW, ResumesBitForBitFromItsSavedState) {
   const auto a = export_optimizer_state(*uninterrupted, straight);
   const auto b = export_optimizer_state(*after, resumed);
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i].tensor, b[i].tensor)) << a[i].name;
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(torch::equal(a[i].tensor, b[i].tensor)) << a[i].name;
 }
 
 TEST(Optimizer, SgdSparesOneDimensionalParametersFromWeightDecay) {
