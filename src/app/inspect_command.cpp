@@ -18,12 +18,11 @@ namespace {
 int64_t describe_tensors(hid_t group, const std::string& prefix, std::ostream& out) {
   int64_t values = 0;
   for (const auto& name : list_members(group)) {
-    H5O_info_t info{};
-    if (H5Oget_info_by_name(group, name.c_str(), &info, H5P_DEFAULT) < 0) continue;
-    if (info.type == H5O_TYPE_GROUP) {
+    const H5I_type_t type = object_type(group, name);
+    if (type == H5I_GROUP) {
       H5Id sub = open_group(group, name);
       values += describe_tensors(sub.get(), prefix + name + "/", out);
-    } else if (info.type == H5O_TYPE_DATASET) {
+    } else if (type == H5I_DATASET) {
       const torch::Tensor t = read_tensor(group, name);
       out << fmt::format("    {:<40} [{}] {}\n", prefix + name, fmt::join(t.sizes(), ", "),
                          c10::toString(t.scalar_type()));

@@ -15,6 +15,7 @@
 #include "dist/nccl_bootstrap.hpp"
 #include "util/check.hpp"
 #include "util/process_identity.hpp"
+#include "util/versions.hpp"
 
 namespace ddpt {
 namespace {
@@ -30,7 +31,7 @@ ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
       return ncclFloat64;
     case torch::kHalf:
       return ncclFloat16;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+#if DDPTRAIN_NCCL_HAS_AVG_AND_BF16
     case torch::kBFloat16:
       return ncclBfloat16;
 #endif
@@ -48,7 +49,7 @@ ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
 }
 
 ncclRedOp_t nccl_op_of(ReduceOp op) {
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+#if DDPTRAIN_NCCL_HAS_AVG_AND_BF16
   return op == ReduceOp::kAvg ? ncclAvg : ncclSum;
 #else
   if (op == ReduceOp::kAvg)

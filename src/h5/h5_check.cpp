@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "h5/h5_id.hpp"
 #include "util/process_identity.hpp"
 
 namespace ddpt {
@@ -10,6 +11,22 @@ H5Error::H5Error(const std::string& call, const std::string& stack, const char* 
     : Error("HDF5 call " + call + " failed: " + stack + " " + process_tag(), ExitCode::kData,
             Raised::kThisRank, std::string(file) + ":" + std::to_string(line)),
       stack_(stack) {}
+
+std::string describe_failed_read(hid_t dataset, const std::string& stack) {
+  if (stack.find("Fletcher32") != std::string::npos ||
+      stack.find("filter returned failure") == std::string::npos) {
+    return stack;
+  }
+  const H5Id properties(H5Dget_create_plist(dataset));
+  if (!properties.valid()) return stack;
+  unsigned flags = 0;
+  size_t values = 0;
+  const bool only_fletcher32 = H5Pget_nfilters(properties.get()) == 1 &&
+                               H5Pget_filter_by_id2(properties.get(), H5Z_FILTER_FLETCHER32, &flags,
+                                                    &values, nullptr, 0, nullptr, nullptr) >= 0;
+  H5Eclear2(H5E_DEFAULT);
+  return only_fletcher32 ? "data error detected by Fletcher32 checksum (" + stack + ")" : stack;
+}
 
 namespace detail {
 namespace {

@@ -21,6 +21,11 @@ class H5Error : public Error {
   std::string stack_;
 };
 
+// What a failed H5Dread of `dataset` says: HDF5's `stack`, where the dataset's only filter is
+// Fletcher32 and a filter failed, as a checksum error. (HDF5 1.10 puts "data error detected by
+// Fletcher32 checksum" on the stack; 1.14 only "filter returned failure during read".)
+std::string describe_failed_read(hid_t dataset, const std::string& stack);
+
 namespace detail {
 // Stops HDF5 from printing its own error stack to stderr (we report it in H5Error instead).
 void silence_hdf5_error_printing();

@@ -46,10 +46,7 @@ H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
   H5Dataset d;
   d.file_path_ = file.path();
   d.name_ = name;
-  H5O_info_t info{};
-  if (!has_object(file.id(), name) ||
-      H5Oget_info_by_name(file.id(), name.c_str(), &info, H5P_DEFAULT) < 0 ||
-      info.type != H5O_TYPE_DATASET) {
+  if (object_type(file.id(), name) != H5I_DATASET) {
     H5Eclear2(H5E_DEFAULT);
     throw DataError(d.where() + " is missing", Raised::kAllRanks);
   }
@@ -115,7 +112,8 @@ torch::Tensor H5Dataset::read_selection(hid_t file_space, int64_t rows) const {
     DDPT_CHECK_H5(H5Dread(dataset_.get(), h5_memory_type(dtype_), memory_space.get(), file_space,
                           H5P_DEFAULT, out.data_ptr()));
   } catch (const H5Error& e) {
-    throw DataError(where() + ": " + e.stack(), Raised::kThisRank);
+    throw DataError(where() + ": " + describe_failed_read(dataset_.get(), e.stack()),
+                    Raised::kThisRank);
   }
   return out;
 }

@@ -65,7 +65,8 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
       std::string full_name(256, '\0');
       const ssize_t length = H5Iget_name(dataset.get(), full_name.data(), full_name.size());
       full_name.resize(length > 0 ? static_cast<size_t>(std::min<ssize_t>(length, 255)) : 0);
-      throw DataError("dataset '" + (full_name.empty() ? name : full_name) + "': " + e.stack(),
+      throw DataError("dataset '" + (full_name.empty() ? name : full_name) +
+                          "': " + describe_failed_read(dataset.get(), e.stack()),
                       Raised::kThisRank);
     }
   }
@@ -78,6 +79,18 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
 
 bool has_object(hid_t parent, const std::string& name) {
   return H5Lexists(parent, name.c_str(), H5P_DEFAULT) > 0;
+}
+
+// Opens the object and asks its identifier: the same calls on every HDF5 version, where
+// H5Oget_info_by_name changed its signature in 1.12.
+H5I_type_t object_type(hid_t parent, const std::string& name) {
+  if (!has_object(parent, name)) return H5I_BADID;
+  const H5Id object(H5Oopen(parent, name.c_str(), H5P_DEFAULT));
+  if (!object.valid()) {
+    H5Eclear2(H5E_DEFAULT);  // a dangling soft or external link
+    return H5I_BADID;
+  }
+  return H5Iget_type(object.get());
 }
 
 }  // namespace ddpt

@@ -26,5 +26,7 @@ void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, 
 // objects raise H5Error naming the object.
 torch::Tensor read_tensor(hid_t parent, const std::string& name);
 bool has_object(hid_t parent, const std::string& name);
+// What `name` under `parent` is (H5I_GROUP, H5I_DATASET, ...), or H5I_BADID when nothing is there.
+H5I_type_t object_type(hid_t parent, const std::string& name);
 
 }  // namespace ddpt

@@ -1,7 +1,6 @@
 #include "models/causal_attention.hpp"
 
 #include <ATen/Parallel.h>
-#include <torch/version.h>
 
 #include <algorithm>
 #include <array>
@@ -9,6 +8,8 @@
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#include "util/versions.hpp"
 
 #ifdef DDPTRAIN_HAVE_BLAS
 // The Fortran BLAS entry point: LibTorch itself calls the same one, so this is the BLAS that the
@@ -289,17 +290,20 @@ torch::Tensor fused_causal_self_attention(const torch::Tensor& qkv, int64_t n_he
 
 torch::Tensor causal_self_attention(const torch::Tensor& qkv, int64_t n_head, double dropout,
                                     bool training) {
-#if TORCH_VERSION_MAJOR >= 2
+  // float32 on a CPU: the fused kernel on every LibTorch version, so that a GPT computes the same
+  // numbers on LibTorch 1.13 and 2.x (2.6's scaled_dot_product_attention differs in the last
+  // bits; the gpt deck's reference log holds with either).
+  const bool dropping = training && dropout > 0;
+  if (!dropping && fused_causal_attention_available(qkv)) {
+    return fused_causal_self_attention(qkv, n_head);
+  }
+#if DDPTRAIN_TORCH_HAS_SDPA
   const Layout s = layout_of(qkv, n_head);
   const auto [q, k, v] = split_heads(qkv, s);
   return merge_heads(
       at::scaled_dot_product_attention(q, k, v, {}, training ? dropout : 0.0, /*is_causal=*/true),
       s);
 #else
-  const bool dropping = training && dropout > 0;
-  if (!dropping && fused_causal_attention_available(qkv)) {
-    return fused_causal_self_attention(qkv, n_head);
-  }
   return reference_causal_self_attention(qkv, n_head, dropout, training);
 #endif
 }

@@ -1,15 +1,13 @@
 #include "train/autocast.hpp"
 
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
-
 #include "util/error.hpp"
+#include "util/versions.hpp"
 
 namespace ddpt {
 namespace {
 
-// Torch 2.4 replaced the per-device functions by ones taking the device type.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#if DDPTRAIN_TORCH_AUTOCAST_BY_DEVICE_TYPE
 void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
   at::autocast::set_autocast_dtype(type, dtype);
   at::autocast::set_autocast_enabled(type, on);

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -20,7 +21,9 @@ template <class StateMap>
 typename StateMap::key_type state_key(const StateMap& /*state*/, const torch::Tensor& param) {
   using Key = typename StateMap::key_type;
   if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(param.unsafeGetTensorImpl());
+    std::ostringstream key;  // what LibTorch 1.x's c10::guts::to_string wrote
+    key << param.unsafeGetTensorImpl();
+    return key.str();
   } else {
     return static_cast<Key>(param.unsafeGetTensorImpl());
   }

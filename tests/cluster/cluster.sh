@@ -51,11 +51,16 @@ cluster_check_machine() {
   getent passwd munge >/dev/null || skip "no user munge"
 }
 
-# A TCP port nothing listens on now (slurmd binds the wildcard address, so one probe suffices).
+# A TCP port nothing listens on now (slurmd binds the wildcard address, so one probe suffices),
+# below the kernel's ephemeral range: a port in that range can be taken at any moment as the
+# source port of some outgoing connection (seen: slurmctld "Address already in use" while apt
+# downloaded), which a probe cannot see.
 _free_port() {
-  local port
+  local port low
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  ((low > 12000)) || low=32768  # a range lowered this far: fall back to the usual one's floor
   while :; do
-    port=$((20000 + RANDOM % 30000))
+    port=$((10000 + RANDOM % (low - 10000)))
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
   done
   echo "$port"
@@ -223,16 +228,26 @@ cluster_start() {
   export TMPDIR=$cluster/tmp
   cluster_up=1
 
-  slurmctld -D -i -f "$SLURM_CONF" >"$cluster/log/slurmctld.out" 2>&1 &
+  # The emulated nodes' names resolve to their addresses in every daemon (and what it starts):
+  # SLURM 24.11 answers an srun at the host name its node reports ("n1"), which nothing else
+  # resolves. A hosts file of the cluster's own, mounted over /etc/hosts in each daemon's mount
+  # namespace only.
+  cp /etc/hosts "$cluster/hosts"
+  [[ $shape == one ]] || printf '127.0.0.2 n1\n127.0.0.3 n2\n' >>"$cluster/hosts"
+  local with_hosts="mount --bind '$cluster/hosts' /etc/hosts &&"
+  unshare --mount -- sh -c "$with_hosts exec slurmctld -D -i -f '$SLURM_CONF'" \
+    >"$cluster/log/slurmctld.out" 2>&1 &
   _wait_for "scontrol ping 2>/dev/null | grep -q UP" "$!" ||
     fail "slurmctld did not start: $(_last_words slurmctld.out slurmctld.log)"
   for node in "${nodes[@]}"; do
     if [[ $shape == one ]]; then
-      slurmd -D -N "$node" -f "$SLURM_CONF" >"$cluster/log/slurmd-$node.out" 2>&1 &
+      unshare --mount -- sh -c "$with_hosts exec slurmd -D -N $node -f '$SLURM_CONF'" \
+        >"$cluster/log/slurmd-$node.out" 2>&1 &
     else
       # Each emulated node needs its own hostname: Open MPI names its shared-memory files after
       # the host, and two "nodes" with one name crash MPI_Allreduce.
-      unshare --uts -- sh -c "hostname $node && exec slurmd -D -N $node -f '$SLURM_CONF'" \
+      unshare --uts --mount -- \
+        sh -c "$with_hosts hostname $node && exec slurmd -D -N $node -f '$SLURM_CONF'" \
         >"$cluster/log/slurmd-$node.out" 2>&1 &
     fi
     _wait_for "[[ -s '$cluster/run/slurmd-$node.pid' ]]" "$!" ||

@@ -12,7 +12,7 @@ common=(--run.dir="$work/run" --log.every=5 --checkpoint.every=5)
 "$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$deck" "${common[@]}" --train.steps=20 \
   --train.resume=auto >"$work/second.txt" || fail "resumed run"
 grep -q "resumed *: at step 10" "$work/second.txt" || fail "resume=auto did not pick step 10"
-steps=$(/usr/bin/python3 -c "import h5py; print(list(h5py.File('$work/run/metrics.h5')['train/step'][:]))")
+steps=$(/usr/bin/python3 -c "import h5py; print(h5py.File('$work/run/metrics.h5')['train/step'][:].tolist())")
 [[ $steps == "[5, 10, 15, 20]" ]] || fail "metrics.h5 steps after resume: $steps"
 [[ $(readlink "$work/run/checkpoints/latest") == step_00000020.h5 ]] || fail "latest link"
 

@@ -54,6 +54,17 @@ TEST(CausalAttention, FusedMatchesTheReferenceOverSeveralRowBlocks) {
   expect_fused_matches_reference({1, 150, 4, 8});
 }
 
+// The GPT's CPU numbers are the same on LibTorch 1.x and 2.x: on 2.x too, float32 on a CPU
+// without attention dropout goes to the fused kernel, not to scaled_dot_product_attention.
+TEST(CausalAttention, Float32OnACpuTakesTheFusedKernelOnEveryLibTorch) {
+  if (!fused_causal_attention_available(torch::zeros({1}))) GTEST_SKIP() << "built without BLAS";
+  torch::manual_seed(3);
+  const torch::Tensor qkv = 2 * torch::randn({2, 70, 3 * 32});
+  const torch::Tensor fused = fused_causal_self_attention(qkv, 4);
+  EXPECT_TRUE(torch::equal(causal_self_attention(qkv, 4, 0.0, true), fused));
+  EXPECT_TRUE(torch::equal(causal_self_attention(qkv, 4, 0.1, false), fused));  // eval: no dropout
+}
+
 TEST(CausalAttention, ReferenceIsUsedWhereTheFusedKernelIsNot) {
   const torch::Tensor qkv = torch::randn({2, 5, 3 * 8}, torch::kDouble);
   EXPECT_FALSE(fused_causal_attention_available(qkv));

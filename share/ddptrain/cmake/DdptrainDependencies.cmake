@@ -3,9 +3,9 @@
 find_package(Torch REQUIRED)
 # Torch's config adds its own flags (ABI, warnings); keep them.
 set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
-# A LibTorch built with CUDA ships c10_cuda; Debian's CPU LibTorch does not.
-find_library(DDPTRAIN_C10_CUDA_LIB c10_cuda PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH)
-if(DDPTRAIN_C10_CUDA_LIB)
+# A LibTorch built with CUDA: its TorchConfig.cmake found c10_cuda (and added it to
+# TORCH_LIBRARIES); a CPU LibTorch's config does not look for it.
+if(C10_CUDA_LIBRARY)
   set(DDPTRAIN_TORCH_CUDA ON)
 else()
   set(DDPTRAIN_TORCH_CUDA OFF)
@@ -22,6 +22,10 @@ if(NOT HDF5_IS_PARALLEL)
     "or point CMake at it with -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.")
 endif()
 
+# Boost's own BoostConfig.cmake (Boost >= 1.70), not CMake's FindBoost, which CMake 3.30 removes.
+if(POLICY CMP0167)
+  cmake_policy(SET CMP0167 NEW)
+endif()
 find_package(Boost 1.70 REQUIRED COMPONENTS program_options)
 find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
