@@ -5,7 +5,8 @@
 #        --build-only: only what building needs, not what the tests run (Debian's python3 with
 #        torch, SLURM, Lmod); for a machine that builds but does not test (the CUDA CI leg).
 # Env:   DDPTRAIN_BUILD_DIR (default <repo>/build), DDPTRAIN_JOBS (default: number of cores),
-#        DDPTRAIN_CMAKE_ARGS (extra configure arguments, e.g. -DDDPTRAIN_WITH_NCCL=OFF)
+#        DDPTRAIN_CMAKE_ARGS (extra configure arguments, e.g. -DDDPTRAIN_WITH_NCCL=OFF),
+#        DDPTRAIN_EXTRA_PACKAGES (more Debian packages, e.g. libtorch-cuda-dev for the CUDA CI leg)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,7 +31,10 @@ packages=(
   libspdlog-dev libfmt-dev
 )
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-installed libtorch-cuda-dev || packages+=(libtorch-dev)
+read -r -a extra_packages <<<"${DDPTRAIN_EXTRA_PACKAGES:-}"
+packages+=("${extra_packages[@]}")
+[[ " ${packages[*]} " == *" libtorch-cuda-dev "* ]] || installed libtorch-cuda-dev ||
+  packages+=(libtorch-dev)
 # What the tests run: Debian's python3 with torch/h5py for test models and post-analysis, and
 # SLURM + Lmod: slurm/ and modules/ are tested against a real SLURM and Lmod (tests/cluster/);
 # nothing here starts their daemons: the tests do, on loopback, and stop them again.

@@ -21,6 +21,7 @@ Error Error::on_this_rank() const {
 LibraryError::LibraryError(const std::string& library, const std::string& call,
                            const std::string& detail, const char* file, int line)
     : Error(library + " call " + call + " failed: " + detail + " " + process_tag(),
-            ExitCode::kInternal, Raised::kThisRank, std::string(file) + ":" + std::to_string(line)) {}
+            ExitCode::kInternal, Raised::kThisRank,
+            std::string(file) + ":" + std::to_string(line)) {}
 
 }  // namespace ddpt

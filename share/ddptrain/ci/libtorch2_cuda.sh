@@ -22,18 +22,7 @@ if [[ ${1:-} != --inside ]]; then
 fi
 
 build=$repo/build/debian13-cuda
-cuda_packages=(libtorch-cuda-dev nvidia-cuda-toolkit libnccl-dev)
-missing=()
-for p in "${cuda_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "== installing: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-DDPTRAIN_BUILD_DIR=$build \
+DDPTRAIN_BUILD_DIR=$build DDPTRAIN_EXTRA_PACKAGES="libtorch-cuda-dev nvidia-cuda-toolkit libnccl-dev" \
   DDPTRAIN_CMAKE_ARGS="-DDDPTRAIN_WITH_NCCL=ON -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST" \
   bash "$repo/share/ddptrain/setup.sh" --build-only
 
