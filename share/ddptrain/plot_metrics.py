@@ -5,7 +5,7 @@ Usage: plot_metrics.py RUN [RUN ...] [-o curves.png]
 RUN is a run directory (run.dir) or its metrics.h5. Needs Debian's python3-h5py and
 python3-matplotlib (/usr/bin/python3).
 
-metrics.h5 layout (see DESIGN.md): root attributes ddptrain_version, created, world_size, nodes,
+metrics.h5 layout: root attributes ddptrain_version, created, world_size, nodes,
 device, backend, config (the resolved deck); /train holds equal-length 1-D datasets step, epoch,
 loss, lr, grad_norm, samples_per_s, step_time_s, comm_wait_s (one row per log interval);
 /eval holds step, loss and the task's metrics (accuracy; perplexity for token data), one row per

@@ -12,7 +12,7 @@ comment lines: what the file is, and its tolerance line (--tolerance, see below)
 same series and step within |run - reference| <= atol + rtol x |reference|, and that the run
 logged at least one row; it exits 1 with a table of the differences otherwise.
 `diff` prints, per row of the run, `series step run reference |run - reference| / |reference|`
-(tab-separated), for share/ddptrain/deck_spread.sh.
+(tab-separated), for share/dev/deck_spread.sh.
 
 Why a tolerance and not equality: the reference is written on one machine; another CPU picks
 other kernels (OpenBLAS core type, LibTorch's vector width, oneDNN's instruction set, the thread
@@ -25,8 +25,8 @@ The tolerance is the reference's own, measured. Its second line reads
 or, where early rows are held tighter than later ones,
   # tolerance rtol=R1 through step S1, rtol=R2 through step S2, rtol=R3 after, atol=A: why
 (a row of step <= S1 gets R1, one of step <= S2 gets R2, later rows the last rtol). The numbers
-are a safety factor times the largest relative difference that share/ddptrain/deck_spread.sh
-measured over the kernel settings of share/ddptrain/kernel_settings.sh, on the rows the tests
+are a safety factor times the largest relative difference that share/dev/deck_spread.sh
+measured over the kernel settings of share/dev/kernel_settings.sh, on the rows the tests
 compare; `why` says which. --rtol (for every row) and --atol on the command line override them.
 Needs Debian's python3-h5py (/usr/bin/python3).
 """
@@ -116,7 +116,7 @@ def write(args) -> int:
         parse_tolerance(args.tolerance, "--tolerance")
     out = csv.writer(sys.stdout, lineterminator="\n")
     sys.stdout.write(f"# ddptrain reference log: inputs/{args.deck}.cfg at {args.ranks} rank(s); "
-                     "written by share/ddptrain/make_reference_logs.sh\n")
+                     "written by share/dev/make_reference_logs.sh\n")
     if args.tolerance:
         sys.stdout.write(args.tolerance.rstrip("\n") + "\n")
     out.writerow(["series", "step", "loss"])
@@ -145,7 +145,7 @@ def compare(args) -> int:
     reference, tolerance = read_reference(args.reference)
     if tolerance is None and (args.rtol is None or args.atol is None):
         print(f"FAIL: {args.reference} has no '# tolerance' line (measure one with "
-              "share/ddptrain/deck_spread.sh) and --rtol/--atol do not give it")
+              "share/dev/deck_spread.sh) and --rtol/--atol do not give it")
         return 1
     if args.rtol is not None or args.atol is not None:
         tiers = [(None, args.rtol)] if args.rtol is not None else tolerance.tiers

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/mpi_env.hpp"
+#include "runtime/mpi_env.hpp"
 
 namespace ddpt {
 
@@ -20,7 +20,9 @@ int eval_command(const std::vector<std::string>& args, MpiEnv& mpi);
 // make-data's own options, for --help.
 std::string make_data_help();
 
-// The top-level error policy (STYLE rule 3): prints and returns the exit code, or aborts the job.
+// The top-level error policy: an error every rank raises alike is printed by rank 0 and becomes
+// the exit code; an error of this rank alone is printed with its rank and host and aborts the
+// job, so that no peer waits in a collective.
 int report_error(const std::exception& error, MpiEnv* mpi);
 
 }  // namespace ddpt

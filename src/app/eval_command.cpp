@@ -5,11 +5,11 @@
 #include "app/commands.hpp"
 #include "app/inference_model.hpp"
 #include "app/job.hpp"
+#include "comm/make_communicator.hpp"
+#include "config/batch_size.hpp"
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
-#include "dist/make_communicator.hpp"
 #include "train/evaluate.hpp"
-#include "train/trainer.hpp"
 #include "util/log.hpp"
 
 namespace ddpt {
@@ -33,8 +33,7 @@ int eval_command(const std::vector<std::string>& args, MpiEnv& /*mpi*/) {
     DataSplits splits = make_datasets(config.data, config.run.seed);
     data = splits.val ? splits.val : splits.train;
   }
-  const int64_t batch = config.eval.batch_size > 0 ? config.eval.batch_size
-                                                   : per_rank_batch(config.train, comm->size());
+  const int64_t batch = eval_batch_size(config, comm->size());
   const EvalResult result = evaluate(*loaded.model, *data, *comm, batch);
   spdlog::info("eval: {} (step {}) on {}", checkpoint, loaded.step, data->describe());
   spdlog::info("eval: {}  ({} samples, {} rank(s))", describe_eval(result, data->info().task),

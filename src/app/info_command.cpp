@@ -5,9 +5,9 @@
 
 #include "app/commands.hpp"
 #include "app/job.hpp"
+#include "comm/make_communicator.hpp"
 #include "config/parse_config.hpp"
-#include "dist/gather_strings.hpp"
-#include "dist/make_communicator.hpp"
+#include "runtime/gather_strings.hpp"
 #include "util/process_identity.hpp"
 
 namespace ddpt {
@@ -33,9 +33,9 @@ int info_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const Config config = parse_config(args, /*deck_optional=*/true);
   const Job job = set_up_job(config);
   const bool would_use_nccl = job.device.device.is_cuda() && nccl_compiled();
-  const std::string backend = config.ddp.backend == "auto"
+  const std::string backend = config.ddp.backend == Backend::kAuto
                                   ? (would_use_nccl ? "nccl" : "mpi") + std::string(" (auto)")
-                                  : config.ddp.backend;
+                                  : choice_name(config.ddp.backend);
   const std::string placement = placement_table(job);
   if (mpi.world_rank() == 0)
     std::cout << describe_job(job, backend) << "\n" << placement << std::endl;

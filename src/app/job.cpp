@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <torch/version.h>
 
+#include "comm/make_communicator.hpp"
 #include "config/environment.hpp"
-#include "dist/gpu_inventory.hpp"
-#include "dist/make_communicator.hpp"
+#include "runtime/gpu_inventory.hpp"
 
 #ifndef DDPTRAIN_VERSION
 #define DDPTRAIN_VERSION "unknown"

@@ -5,12 +5,12 @@
 #include <memory>
 #include <string>
 
+#include "comm/watchdog.hpp"
 #include "config/config.hpp"
 #include "config/environment.hpp"
-#include "dist/device.hpp"
-#include "dist/mpi_env.hpp"
-#include "dist/topology.hpp"
-#include "dist/watchdog.hpp"
+#include "runtime/device.hpp"
+#include "runtime/mpi_env.hpp"
+#include "runtime/topology.hpp"
 
 namespace ddpt {
 

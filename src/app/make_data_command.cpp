@@ -11,6 +11,7 @@
 #include "data/synthetic_tables.hpp"
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
+#include "io/staged_file.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
 
@@ -141,9 +142,8 @@ void write_tokens(hid_t root, const MakeDataOptions& o) {
 int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const MakeDataOptions o = parse(args);
   if (mpi.world_rank() == 0) {
-    const std::string staging = o.output + ".tmp";
     {
-      H5File file = H5File::create(staging);
+      H5File file = H5File::create(staging_path(o.output).string());
       const hid_t root = file.id();
       write_attribute(root, "kind", o.kind);
       write_attribute(root, "generator", "ddptrain make-data " + ddptrain_version());
@@ -154,7 +154,7 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
         write_tables(root, o);
       }
     }
-    std::filesystem::rename(staging, o.output);
+    publish_staged(o.output);
     const H5File written = H5File::open_read(o.output);
     std::cout << fmt::format("wrote {} ({}):", o.output, o.kind);
     for (const auto& name : list_members(written.id())) {

@@ -9,9 +9,11 @@
 #include "app/commands.hpp"
 #include "app/inference_model.hpp"
 #include "app/job.hpp"
+#include "config/batch_size.hpp"
 #include "config/parse_config.hpp"
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
+#include "io/staged_file.hpp"
 #include "train/evaluate.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
@@ -22,9 +24,6 @@ namespace {
 
 const char* kUsage =
     "ddptrain predict DECK --checkpoint PATH --input IN.h5 --output OUT.h5 [--section.key=value]";
-
-// Rows per forward pass when the deck sets no eval.batch_size.
-constexpr int64_t kDefaultPredictBatch = 256;
 
 // This rank's rows of the input and the model's outputs for them (on the CPU).
 torch::Tensor predict_rows(InferenceModel& loaded, const H5Dataset& inputs, int64_t first,
@@ -59,7 +58,7 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const std::string input_path = take_required_flag(rest, "input", kUsage);
   const std::string output_path = take_required_flag(rest, "output", kUsage);
   const Config config = parse_config(rest);
-  if (config.data.type == "tokens") {
+  if (config.data.type == DataType::kTokens) {
     throw ConfigError("predict reads rows of an inputs array; for token data use ddptrain eval");
   }
   const Job job = set_up_job(config);
@@ -73,13 +72,12 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const int rank = mpi.world_rank();
   const int world = mpi.world_size();
   const auto [first, count] = share_of_rows(inputs.rows(), rank, world);
-  const int64_t batch = config.eval.batch_size > 0 ? config.eval.batch_size : kDefaultPredictBatch;
+  const int64_t batch = eval_batch_size(config, world);
   const torch::Tensor outputs = predict_rows(loaded, inputs, first, count, batch, device);
 
-  // Written under a temporary name and renamed: a failed run leaves any older output untouched.
-  const std::string staging = output_path + ".tmp";
+  // Staged: a failed run leaves any older output untouched.
   {
-    H5File file = H5File::create(staging, MPI_COMM_WORLD);
+    H5File file = H5File::create(staging_path(output_path).string(), MPI_COMM_WORLD);
     const hid_t root = file.id();
     write_attribute(root, "ddptrain_version", ddptrain_version());
     write_attribute(root, "checkpoint", std::filesystem::weakly_canonical(checkpoint).string());
@@ -97,7 +95,7 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     }
   }  // collective close
   DDPT_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
-  if (rank == 0) std::filesystem::rename(staging, output_path);
+  if (rank == 0) publish_staged(output_path);
   spdlog::info("predict: {} rows of {} on {} rank(s) with {} (step {}) -> {}", inputs.rows(),
                inputs.where(), world, checkpoint, loaded.step, output_path);
   return 0;

@@ -1,7 +1,7 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
-#include "dist/make_communicator.hpp"
+#include "comm/make_communicator.hpp"
 #include "util/error.hpp"
 #include "util/process_identity.hpp"
 

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.hpp"
+#include "config/ddp_defaults.hpp"
+
 namespace ddpt {
 
 struct RunConfig {
@@ -14,8 +17,7 @@ struct RunConfig {
 };
 
 struct DataConfig {
-  // synthetic | synthetic_regression | synthetic_images | synthetic_tokens | hdf5 | tokens
-  std::string type = "synthetic";
+  DataType type = DataType::kSynthetic;
   int64_t samples = 16384;        // synthetic: dataset size
   int64_t features = 256;         // synthetic: input width
   int64_t classes = 10;           // labels (hdf5: unless the targets carry a `classes` attribute)
@@ -37,7 +39,7 @@ struct DataConfig {
 };
 
 struct ModelConfig {
-  std::string type = "mlp";        // mlp | cnn | gpt | torchscript
+  ModelType type = ModelType::kMlp;
   std::string hidden = "256,256";  // MLP hidden widths, comma separated
   std::string channels =
       "16,32,64";        // CNN: width of each stage (stages after the first halve H, W)
@@ -59,16 +61,16 @@ struct TrainConfig {
   int64_t grad_accum = 1;    // micro-steps per optimizer step
   int64_t steps = 200;       // optimizer steps
   int64_t threads = 0;       // intra-op threads per rank; 0 = cores available / local ranks
-  std::string resume = "none";     // none | auto (newest in run.dir) | path of a checkpoint
-  int64_t max_bad_steps = 10;      // consecutive steps with non-finite gradients before exit 4
-  double ema_decay = 0.0;          // exponential moving average of the weights; 0 = off
-  int64_t patience = 0;            // early stopping: evaluations without improvement; 0 = off
-  double min_delta = 0.0;          // early stopping: the improvement of the eval loss that counts
-  bool deterministic = false;      // ask torch for deterministic algorithms
-  std::string precision = "fp32";  // fp32 | bf16 (autocast) | fp16 (CUDA, loss scaling)
-  double loss_scale = 65536.0;     // fp16: initial loss scale
-  int64_t scale_growth_interval = 2000;  // fp16: good steps before the scale doubles
-  double scale_backoff = 0.5;            // fp16: factor on the scale after an overflow
+  std::string resume = "none";  // none | auto (newest in run.dir) | path of a checkpoint
+  int64_t max_bad_steps = 10;   // consecutive steps with non-finite gradients before exit 4
+  double ema_decay = 0.0;       // exponential moving average of the weights; 0 = off
+  int64_t patience = 0;         // early stopping: evaluations without improvement; 0 = off
+  double min_delta = 0.0;       // early stopping: the improvement of the eval loss that counts
+  bool deterministic = false;   // ask torch for deterministic algorithms
+  Precision precision = Precision::kFp32;  // bf16: autocast; fp16: CUDA, loss scaling
+  double loss_scale = 65536.0;             // fp16: initial loss scale
+  int64_t scale_growth_interval = 2000;    // fp16: good steps before the scale doubles
+  double scale_backoff = 0.5;              // fp16: factor on the scale after an overflow
   double spike_factor = 0.0;     // skip a step whose loss exceeds this x the running mean; 0 = off
   double spike_lr_factor = 0.5;  // ...and multiply the learning rate by this
   int64_t spike_window = 50;     // steps in the running mean of the loss
@@ -86,17 +88,17 @@ struct EvalConfig {
 };
 
 struct OptimConfig {
-  std::string type = "adamw";  // sgd | adamw
-  double lr = 1e-3;            // peak learning rate
-  double momentum = 0.9;       // sgd
-  bool nesterov = false;       // sgd
-  double weight_decay = 0.0;   // not applied to biases and norm weights (1-D parameters)
-  double beta1 = 0.9;          // adamw
+  OptimizerType type = OptimizerType::kAdamW;
+  double lr = 1e-3;           // peak learning rate
+  double momentum = 0.9;      // sgd
+  bool nesterov = false;      // sgd
+  double weight_decay = 0.0;  // not applied to biases and norm weights (1-D parameters)
+  double beta1 = 0.9;         // adamw
   double beta2 = 0.999;
   double eps = 1e-8;
-  std::string schedule = "constant";  // constant | cosine | step (each after optim.warmup)
-  int64_t warmup = 0;                 // steps of linear warmup from lr / warmup to lr
-  double min_lr = 0.0;                // cosine: the learning rate at the end of the decay
+  LrScheduleType schedule = LrScheduleType::kConstant;  // each after optim.warmup
+  int64_t warmup = 0;        // steps of linear warmup from lr / warmup to lr
+  double min_lr = 0.0;       // cosine: the learning rate at the end of the decay
   int64_t decay_steps = 0;   // cosine: steps until min_lr (counted from step 0); 0 = train.steps
   int64_t step_size = 1000;  // step: steps between decays
   double gamma = 0.1;        // step: factor per decay
@@ -104,10 +106,12 @@ struct OptimConfig {
 };
 
 struct DdpConfig {
-  double bucket_mb = 25.0;        // PyTorch DDP's default bucket cap
-  double first_bucket_mb = 1.0;   // PyTorch DDP: small first bucket so communication starts early
-  std::string backend = "auto";   // auto | mpi | nccl
-  std::string compress = "none";  // none | bf16 | fp16: precision of gradients on the wire
+  // Gradient bucket caps in MiB. Defaults (config/ddp_defaults.hpp): PyTorch DDP's, with a small
+  // first bucket so that communication starts early.
+  double bucket_mb = kDefaultBucketMiB;
+  double first_bucket_mb = kDefaultFirstBucketMiB;
+  Backend backend = Backend::kAuto;
+  WirePrecision compress = WirePrecision::kNone;  // precision of gradients on the wire
 };
 
 struct DistConfig {
@@ -115,8 +119,8 @@ struct DistConfig {
 };
 
 struct LogConfig {
-  int64_t every = 10;             // steps between progress lines
-  std::string progress = "auto";  // auto (bar on a terminal, else lines) | bar | lines
+  int64_t every = 10;                               // steps between progress lines
+  ProgressChoice progress = ProgressChoice::kAuto;  // auto: a bar on a terminal, else lines
 };
 
 struct Config {

@@ -15,6 +15,9 @@ void OptionTable::validate() const {
       throw ConfigError("option '" + entry.name + "' = " + entry.value_text() + ": " + problem);
     }
   }
+  for (const auto& entry : entries_) {
+    if (entry.apply) entry.apply();
+  }
 }
 
 std::string OptionTable::to_ini() const {

@@ -5,11 +5,21 @@
 #include <boost/program_options.hpp>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "config/choices.hpp"
+
 namespace ddpt {
+
+// Constraints for OptionTable::add.
+std::function<std::string(const int64_t&)> at_least(int64_t minimum);
+std::function<std::string(const double&)> positive();
+std::function<std::string(const double&)> non_negative();
+std::function<std::string(const double&)> in_unit_interval();  // [0, 1)
+std::function<std::string(const std::string&)> one_of(std::vector<std::string> choices);
 
 class OptionTable {
  public:
@@ -31,8 +41,25 @@ class OptionTable {
     return *this;
   }
 
+  // An option whose value is one of the words of choices<E>(), bound to an enum field: the word
+  // is parsed and checked as text, and validate() stores the enum.
+  template <class E>
+  OptionTable& add_choice(const std::string& name, E* field, const std::string& help) {
+    auto word = std::make_shared<std::string>(choice_name(*field));
+    std::vector<std::string> words;
+    for (const auto& choice : choices<E>()) words.emplace_back(choice.first);
+    add(name, word.get(), help, one_of(words));
+    entries_.back().apply = [field, word] {
+      for (const auto& [text, value] : choices<E>()) {
+        if (*word == text) *field = value;
+      }
+    };
+    return *this;
+  }
+
   const boost::program_options::options_description& description() const { return description_; }
-  // Throws ConfigError naming the first option whose value breaks its constraint.
+  // Throws ConfigError naming the first option whose value breaks its constraint; then stores
+  // the enums of add_choice() options in their fields.
   void validate() const;
   // Every option as INI text, grouped by section: the resolved deck.
   std::string to_ini() const;
@@ -42,6 +69,7 @@ class OptionTable {
     std::string name;
     std::function<std::string()> value_text;
     std::function<std::string()> check;  // returns what is wrong, empty if fine
+    std::function<void()> apply;         // add_choice: word -> enum field (keeps the word alive)
   };
   template <class T>
   static std::string to_text(const T& value) {
@@ -54,12 +82,5 @@ class OptionTable {
   boost::program_options::options_description description_;
   std::vector<Entry> entries_;
 };
-
-// Constraints for OptionTable::add.
-std::function<std::string(const int64_t&)> at_least(int64_t minimum);
-std::function<std::string(const double&)> positive();
-std::function<std::string(const double&)> non_negative();
-std::function<std::string(const double&)> in_unit_interval();  // [0, 1)
-std::function<std::string(const std::string&)> one_of(std::vector<std::string> choices);
 
 }  // namespace ddpt

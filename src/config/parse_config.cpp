@@ -17,16 +17,15 @@ OptionTable make_table(Config& c) {
   OptionTable t("Options (deck: [section] key = value; command line: --section.key=value)");
   t.add("run.dir", &c.run.dir, "run directory: log.txt and config.cfg are written here")
       .add("run.seed", &c.run.seed, "seed for initialisation, data and data order")
-      .add("data.type", &c.data.type,
-           "dataset: synthetic (teacher-labelled Gaussian inputs, in memory) | "
-           "synthetic_regression (the same inputs, data.outputs noisy teacher outputs as "
-           "targets, MSE) | synthetic_images "
-           "(noisy, shifted class patterns [channels, size, size], in memory) | synthetic_tokens "
-           "(data.samples windows of data.block tokens from a random sparse Markov chain over "
-           "data.vocab, in memory) | hdf5 (inputs and targets arrays in data.path, rows read on "
-           "demand) | tokens (a 1-D token id array in data.path, windows of data.block)",
-           one_of({"synthetic", "synthetic_regression", "synthetic_images", "synthetic_tokens",
-                   "hdf5", "tokens"}))
+      .add_choice(
+          "data.type", &c.data.type,
+          "dataset: synthetic (teacher-labelled Gaussian inputs, in memory) | "
+          "synthetic_regression (the same inputs, data.outputs noisy teacher outputs as "
+          "targets, MSE) | synthetic_images "
+          "(noisy, shifted class patterns [channels, size, size], in memory) | synthetic_tokens "
+          "(data.samples windows of data.block tokens from a random sparse Markov chain over "
+          "data.vocab, in memory) | hdf5 (inputs and targets arrays in data.path, rows read on "
+          "demand) | tokens (a 1-D token id array in data.path, windows of data.block)")
       .add("data.samples", &c.data.samples, "synthetic: number of samples", at_least(1))
       .add("data.features", &c.data.features, "synthetic: input features per sample", at_least(1))
       .add("data.classes", &c.data.classes,
@@ -61,10 +60,10 @@ OptionTable make_table(Config& c) {
            "fraction of the rows (the last ones) held out for validation when no validation "
            "datasets are named",
            in_unit_interval())
-      .add("model.type", &c.model.type,
-           "model: mlp | cnn (ResNet-style, images [C, H, W]) | gpt (decoder-only transformer, "
-           "token windows) | torchscript (a scripted PyTorch module from model.path)",
-           one_of({"mlp", "cnn", "gpt", "torchscript"}))
+      .add_choice(
+          "model.type", &c.model.type,
+          "model: mlp | cnn (ResNet-style, images [C, H, W]) | gpt (decoder-only transformer, "
+          "token windows) | torchscript (a scripted PyTorch module from model.path)")
       .add("model.hidden", &c.model.hidden, "MLP hidden layer widths, comma separated")
       .add("model.channels", &c.model.channels,
            "CNN: channels of each stage, comma separated; every stage after the first halves "
@@ -121,11 +120,11 @@ OptionTable make_table(Config& c) {
       .add("train.deterministic", &c.train.deterministic,
            "ask torch for deterministic algorithms (run.seed already fixes initialisation, data "
            "order and dropout; this also pins the kernels, at some speed cost on GPUs)")
-      .add("train.precision", &c.train.precision,
-           "fp32 | bf16 (autocast: matrix products in bfloat16, weights, gradients and optimizer "
-           "in fp32; CPU and CUDA) | fp16 (CUDA only: autocast to float16 with dynamic loss "
-           "scaling)",
-           one_of({"fp32", "bf16", "fp16"}))
+      .add_choice(
+          "train.precision", &c.train.precision,
+          "fp32 | bf16 (autocast: matrix products in bfloat16, weights, gradients and optimizer "
+          "in fp32; CPU and CUDA) | fp16 (CUDA only: autocast to float16 with dynamic loss "
+          "scaling)")
       .add("train.loss_scale", &c.train.loss_scale, "fp16: initial loss scale", positive())
       .add("train.scale_growth_interval", &c.train.scale_growth_interval,
            "fp16: steps without overflow before the loss scale doubles", at_least(1))
@@ -143,7 +142,7 @@ OptionTable make_table(Config& c) {
       .add("train.spike_window", &c.train.spike_window,
            "loss-spike guard: steps in the running mean (the guard starts once it is full)",
            at_least(2))
-      .add("optim.type", &c.optim.type, "optimizer: sgd | adamw", one_of({"sgd", "adamw"}))
+      .add_choice("optim.type", &c.optim.type, "optimizer: sgd | adamw")
       .add("optim.lr", &c.optim.lr, "peak learning rate (after warmup, before decay)", positive())
       .add("optim.momentum", &c.optim.momentum, "SGD momentum", in_unit_interval())
       .add("optim.nesterov", &c.optim.nesterov, "SGD: Nesterov momentum")
@@ -154,10 +153,9 @@ OptionTable make_table(Config& c) {
       .add("optim.beta1", &c.optim.beta1, "AdamW beta1", in_unit_interval())
       .add("optim.beta2", &c.optim.beta2, "AdamW beta2", in_unit_interval())
       .add("optim.eps", &c.optim.eps, "AdamW epsilon", positive())
-      .add("optim.schedule", &c.optim.schedule,
-           "learning rate schedule after warmup: constant | cosine (to optim.min_lr at "
-           "optim.decay_steps) | step (x optim.gamma every optim.step_size steps)",
-           one_of({"constant", "cosine", "step"}))
+      .add_choice("optim.schedule", &c.optim.schedule,
+                  "learning rate schedule after warmup: constant | cosine (to optim.min_lr at "
+                  "optim.decay_steps) | step (x optim.gamma every optim.step_size steps)")
       .add("optim.warmup", &c.optim.warmup,
            "steps of linear warmup: step k (from 0) uses lr x (k + 1) / warmup", at_least(0))
       .add("optim.min_lr", &c.optim.min_lr, "cosine: final learning rate", non_negative())
@@ -173,13 +171,12 @@ OptionTable make_table(Config& c) {
       .add("ddp.bucket_mb", &c.ddp.bucket_mb, "gradient bucket cap in MiB", positive())
       .add("ddp.first_bucket_mb", &c.ddp.first_bucket_mb,
            "cap of the first bucket in MiB (small, so communication starts early)", positive())
-      .add("ddp.backend", &c.ddp.backend,
-           "communication backend: auto (nccl on GPUs, else mpi) | mpi | nccl",
-           one_of({"auto", "mpi", "nccl"}))
-      .add("ddp.compress", &c.ddp.compress,
-           "precision of gradients on the wire: none (fp32) | bf16 | fp16 (halves the bytes; "
-           "the sum is accumulated in that precision)",
-           one_of({"none", "bf16", "fp16"}))
+      .add_choice("ddp.backend", &c.ddp.backend,
+                  "communication backend: auto (nccl on GPUs, else mpi) | mpi | nccl")
+      .add_choice(
+          "ddp.compress", &c.ddp.compress,
+          "precision of gradients on the wire: none (fp32) | bf16 | fp16 (halves the bytes; "
+          "the sum is accumulated in that precision)")
       .add("dist.timeout_s", &c.dist.timeout_s,
            "seconds a rank may wait in a collective or a checkpoint phase; past it the job "
            "aborts with exit code 5, naming the collective, the step and the ranks that did not "
@@ -187,10 +184,10 @@ OptionTable make_table(Config& c) {
            positive())
       .add("log.every", &c.log.every, "steps between progress lines (and metrics.h5 rows)",
            at_least(1))
-      .add("log.progress", &c.log.progress,
-           "auto (a live bar with ETA when rank 0 writes to a terminal, plain lines otherwise, "
-           "e.g. in SLURM logs) | bar | lines; log.txt always gets the lines",
-           one_of({"auto", "bar", "lines"}))
+      .add_choice(
+          "log.progress", &c.log.progress,
+          "auto (a live bar with ETA when rank 0 writes to a terminal, plain lines otherwise, "
+          "e.g. in SLURM logs) | bar | lines; log.txt always gets the lines")
       .add("checkpoint.every", &c.checkpoint.every,
            "steps between checkpoints in run.dir/checkpoints (also after the last step); 0 = none",
            at_least(0))
@@ -222,8 +219,9 @@ std::string describe(const po::error& e, const std::string& source) {
 
 // Options that only make sense together.
 void check_data_options(const DataConfig& data) {
-  if ((data.type == "hdf5" || data.type == "tokens") && data.path.empty()) {
-    throw ConfigError("option 'data.path' is required when data.type = " + data.type);
+  if ((data.type == DataType::kHdf5 || data.type == DataType::kTokens) && data.path.empty()) {
+    throw ConfigError(std::string("option 'data.path' is required when data.type = ") +
+                      choice_name(data.type));
   }
   if (data.val_inputs.empty() != data.val_targets.empty()) {
     throw ConfigError("options 'data.val_inputs' and 'data.val_targets' go together");
@@ -304,13 +302,13 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
     throw ConfigError(describe(e, config.deck_path));
   }
   table.validate();
-  if (config.model.type == "mlp") parse_int_list("model.hidden", config.model.hidden);
-  if (config.model.type == "cnn") parse_int_list("model.channels", config.model.channels);
-  if (config.model.type == "gpt" && config.model.n_embd % config.model.n_head != 0) {
+  if (config.model.type == ModelType::kMlp) parse_int_list("model.hidden", config.model.hidden);
+  if (config.model.type == ModelType::kCnn) parse_int_list("model.channels", config.model.channels);
+  if (config.model.type == ModelType::kGpt && config.model.n_embd % config.model.n_head != 0) {
     throw ConfigError("option 'model.n_head' = " + std::to_string(config.model.n_head) +
                       " must divide model.n_embd = " + std::to_string(config.model.n_embd));
   }
-  if (config.data.type == "synthetic_tokens" && config.data.vocab < 2) {
+  if (config.data.type == DataType::kSyntheticTokens && config.data.vocab < 2) {
     throw ConfigError(
         "option 'data.vocab' (at least 2) is required when data.type = "
         "synthetic_tokens");
@@ -322,7 +320,7 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   if (config.checkpoint.keep_best && config.checkpoint.every == 0) {
     throw ConfigError("option 'checkpoint.keep_best' needs checkpoint.every > 0");
   }
-  if (config.model.type == "torchscript" && config.model.path.empty()) {
+  if (config.model.type == ModelType::kTorchScript && config.model.path.empty()) {
     throw ConfigError("option 'model.path' is required when model.type = torchscript");
   }
   config.resolved_text = table.to_ini();

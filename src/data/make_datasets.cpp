@@ -1,6 +1,7 @@
 #include "data/make_datasets.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "data/h5_array_dataset.hpp"
 #include "data/row_subset.hpp"
@@ -41,54 +42,60 @@ DataSplits split_tail(std::shared_ptr<const Dataset> all, double val_fraction) {
 }  // namespace
 
 DataSplits make_datasets(const DataConfig& data, int64_t seed) {
-  if (data.type == "synthetic") {
-    return split_tail(std::make_shared<SyntheticClassification>(synthetic_spec_of(data, seed)),
-                      data.val_fraction);
+  switch (data.type) {
+    case DataType::kSynthetic:
+      return split_tail(std::make_shared<SyntheticClassification>(synthetic_spec_of(data, seed)),
+                        data.val_fraction);
+    case DataType::kSyntheticRegression: {
+      const TeacherSpec spec{data.samples, data.features, data.outputs, data.teacher_hidden, seed};
+      return split_tail(std::make_shared<SyntheticRegression>(spec), data.val_fraction);
+    }
+    case DataType::kSyntheticImages: {
+      const SyntheticImagesSpec spec{data.samples, data.channels, data.image_size, data.classes,
+                                     seed};
+      return split_tail(std::make_shared<SyntheticImages>(spec), data.val_fraction);
+    }
+    case DataType::kSyntheticTokens:
+      return split_tail(std::make_shared<SyntheticTokens>(data.samples, data.block, stride_of(data),
+                                                          data.vocab, seed),
+                        data.val_fraction);
+    case DataType::kHdf5: {
+      auto train =
+          std::make_shared<H5ArrayDataset>(data.path, data.inputs, data.targets, data.classes);
+      if (data.val_inputs.empty()) return split_tail(std::move(train), data.val_fraction);
+      auto val = std::make_shared<H5ArrayDataset>(data.path, data.val_inputs, data.val_targets,
+                                                  data.classes);
+      return {std::move(train), std::move(val)};
+    }
+    case DataType::kTokens: {
+      auto train = open_tokens(data, data.path, data.tokens);
+      if (data.val_tokens.empty()) return split_tail(std::move(train), data.val_fraction);
+      return {std::move(train), open_tokens(data, data.path, data.val_tokens)};
+    }
   }
-  if (data.type == "synthetic_regression") {
-    const TeacherSpec spec{data.samples, data.features, data.outputs, data.teacher_hidden, seed};
-    return split_tail(std::make_shared<SyntheticRegression>(spec), data.val_fraction);
-  }
-  if (data.type == "synthetic_images") {
-    const SyntheticImagesSpec spec{data.samples, data.channels, data.image_size, data.classes,
-                                   seed};
-    return split_tail(std::make_shared<SyntheticImages>(spec), data.val_fraction);
-  }
-  if (data.type == "synthetic_tokens") {
-    return split_tail(std::make_shared<SyntheticTokens>(data.samples, data.block, stride_of(data),
-                                                        data.vocab, seed),
-                      data.val_fraction);
-  }
-  if (data.type == "hdf5") {
-    auto train =
-        std::make_shared<H5ArrayDataset>(data.path, data.inputs, data.targets, data.classes);
-    if (data.val_inputs.empty()) return split_tail(std::move(train), data.val_fraction);
-    auto val = std::make_shared<H5ArrayDataset>(data.path, data.val_inputs, data.val_targets,
-                                                data.classes);
-    return {std::move(train), std::move(val)};
-  }
-  if (data.type == "tokens") {
-    auto train = open_tokens(data, data.path, data.tokens);
-    if (data.val_tokens.empty()) return split_tail(std::move(train), data.val_fraction);
-    return {std::move(train), open_tokens(data, data.path, data.val_tokens)};
-  }
-  throw ConfigError("option 'data.type' = " + data.type + ": unknown dataset type");
+  throw std::logic_error("unhandled data.type");
 }
 
 DatasetInfo deck_data_info(const DataConfig& data) {
-  if (data.type == "synthetic") return {Task::kClassification, {data.features}, data.classes};
-  if (data.type == "synthetic_regression") {
-    return {Task::kRegression, {data.features}, data.outputs};
+  switch (data.type) {
+    case DataType::kSynthetic:
+      return {Task::kClassification, {data.features}, data.classes};
+    case DataType::kSyntheticRegression:
+      return {Task::kRegression, {data.features}, data.outputs};
+    case DataType::kSyntheticImages:
+      return {
+          Task::kClassification, {data.channels, data.image_size, data.image_size}, data.classes};
+    case DataType::kSyntheticTokens:
+      return {Task::kNextToken, {data.block}, data.vocab};
+    case DataType::kHdf5:
+    case DataType::kTokens:
+      return open_dataset_file(data, data.path)->info();  // the file says
   }
-  if (data.type == "synthetic_images") {
-    return {Task::kClassification, {data.channels, data.image_size, data.image_size}, data.classes};
-  }
-  if (data.type == "synthetic_tokens") return {Task::kNextToken, {data.block}, data.vocab};
-  return open_dataset_file(data, data.path)->info();
+  throw std::logic_error("unhandled data.type");
 }
 
 std::shared_ptr<const Dataset> open_dataset_file(const DataConfig& data, const std::string& path) {
-  if (data.type == "tokens") return open_tokens(data, path, data.tokens);
+  if (data.type == DataType::kTokens) return open_tokens(data, path, data.tokens);
   return std::make_shared<H5ArrayDataset>(path, data.inputs, data.targets, data.classes);
 }
 

@@ -9,10 +9,6 @@
 
 namespace ddpt {
 
-// PyTorch DDP defaults: 25 MiB buckets, and a 1 MiB first bucket so communication starts early.
-constexpr double kDefaultBucketMiB = 25.0;
-constexpr double kDefaultFirstBucketMiB = 1.0;
-
 struct BucketSpec {
   std::vector<size_t> params;    // indices into the parameter list, in bucket order
   std::vector<int64_t> offsets;  // element offset of each parameter in the bucket buffer

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "config/ddp_defaults.hpp"
 #include "ddp/reducer.hpp"
 
 namespace ddpt {
@@ -39,7 +40,6 @@ class DataParallel {
 
   const Reducer& reducer() const { return *reducer_; }
   Reducer& reducer() { return *reducer_; }
-  Communicator& communicator() { return comm_; }
 
  private:
   Communicator& comm_;

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/communicator.hpp"
 #include "ddp/bucket_plan.hpp"
-#include "dist/communicator.hpp"
 #include "util/named_tensor.hpp"
 
 namespace torch::autograd {

@@ -31,6 +31,16 @@ H5Id transfer_for(hid_t dataset) {
   return transfer;
 }
 
+// "/group/name": where `name` under `parent` sits in its file, for messages.
+std::string path_in_file(hid_t parent, const std::string& name) {
+  const ssize_t length = H5Iget_name(parent, nullptr, 0);
+  if (length <= 0) return name;
+  std::string path(static_cast<size_t>(length) + 1, '\0');
+  H5Iget_name(parent, path.data(), path.size());
+  path.resize(static_cast<size_t>(length));
+  return (path == "/" ? "" : path) + "/" + name;
+}
+
 std::string file_name_of(hid_t object) {
   const ssize_t length = H5Fget_name(object, nullptr, 0);
   if (length <= 0) return "";
@@ -43,16 +53,25 @@ std::string file_name_of(hid_t object) {
 }  // namespace
 
 H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
+  return open_as(file.id(), name, file.path(), name);  // named as the deck spells it
+}
+
+H5Dataset H5Dataset::open(hid_t parent, const std::string& name) {
+  return open_as(parent, name, "", path_in_file(parent, name));
+}
+
+H5Dataset H5Dataset::open_as(hid_t parent, const std::string& name, std::string file_path,
+                             std::string shown_name) {
   H5Dataset d;
-  d.file_path_ = file.path();
-  d.name_ = name;
-  if (object_type(file.id(), name) != H5I_DATASET) {
+  d.file_path_ = std::move(file_path);
+  d.name_ = std::move(shown_name);
+  if (object_type(parent, name) != H5I_DATASET) {
     H5Eclear2(H5E_DEFAULT);
     throw DataError(d.where() + " is missing", Raised::kAllRanks);
   }
   H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_DATASET_ACCESS)));
   DDPT_CHECK_H5(H5Pset_chunk_cache(access.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0));
-  d.dataset_ = H5Id(DDPT_CHECK_H5(H5Dopen2(file.id(), name.c_str(), access.get())));
+  d.dataset_ = H5Id(DDPT_CHECK_H5(H5Dopen2(parent, name.c_str(), access.get())));
   H5Id type(DDPT_CHECK_H5(H5Dget_type(d.dataset_.get())));
   d.stored_type_ = describe_h5_type(type.get());
   const auto dtype = tensor_type_for(type.get());
@@ -108,13 +127,23 @@ torch::Tensor H5Dataset::read_selection(hid_t file_space, int64_t rows) const {
   const std::vector<hsize_t> memory_dims = to_hsize(out_shape);
   H5Id memory_space(DDPT_CHECK_H5(
       H5Screate_simple(static_cast<int>(memory_dims.size()), memory_dims.data(), nullptr)));
+  read_into(out, memory_space.get(), file_space);
+  return out;
+}
+
+void H5Dataset::read_into(torch::Tensor& out, hid_t memory_space, hid_t file_space) const {
   try {
-    DDPT_CHECK_H5(H5Dread(dataset_.get(), h5_memory_type(dtype_), memory_space.get(), file_space,
+    DDPT_CHECK_H5(H5Dread(dataset_.get(), h5_memory_type(dtype_), memory_space, file_space,
                           H5P_DEFAULT, out.data_ptr()));
   } catch (const H5Error& e) {
     throw DataError(where() + ": " + describe_failed_read(dataset_.get(), e.stack()),
                     Raised::kThisRank);
   }
+}
+
+torch::Tensor H5Dataset::read_all() const {
+  torch::Tensor out = torch::empty(shape_, torch::TensorOptions().dtype(dtype_));
+  if (out.numel() > 0) read_into(out, H5S_ALL, H5S_ALL);
   return out;
 }
 

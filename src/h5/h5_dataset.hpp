@@ -18,6 +18,9 @@ class H5Dataset {
   // Opens `name` in `file`. DataError naming the file and the object if it is missing, is not a
   // dataset, or holds a type ddptrain does not read (see h5_types.hpp).
   static H5Dataset open(const H5File& file, const std::string& name);
+  // Opens `name` under `parent` (a group or file id); messages name it by its path in the file
+  // ("dataset '/model/w'"), and the caller says which file.
+  static H5Dataset open(hid_t parent, const std::string& name);
   // Collective (MPI-IO file): creates `name` under `parent` with `shape`, chunked by rows (about
   // `chunk_bytes` per chunk) with the Fletcher32 checksum. Rows are written from `dtype` tensors
   // and stored as `file_type` (default: the same type; e.g. H5T_STD_U16LE for int64 token ids).
@@ -40,13 +43,20 @@ class H5Dataset {
   torch::Tensor read_rows(const std::vector<int64_t>& sorted_rows) const;
   // Rows [first, first + count).
   torch::Tensor read_range(int64_t first, int64_t count) const;
+  // The whole dataset, in its shape (a scalar dataspace gives a 0-d tensor).
+  torch::Tensor read_all() const;
   // Collective (MPI-IO file): this rank writes `block` into rows [first, first + block.size(0));
   // a rank with nothing to write passes an empty block.
   void write_rows(int64_t first, const torch::Tensor& block);
 
  private:
   H5Dataset() = default;
+  // Opens `name` under `parent`; messages say "'file_path' dataset 'shown_name'".
+  static H5Dataset open_as(hid_t parent, const std::string& name, std::string file_path,
+                           std::string shown_name);
   torch::Tensor read_selection(hid_t file_space, int64_t rows) const;
+  // Reads into `out` (shaped like the selection); DataError naming the dataset on failure.
+  void read_into(torch::Tensor& out, hid_t memory_space, hid_t file_space) const;
 
   H5Id dataset_;
   std::vector<int64_t> shape_;

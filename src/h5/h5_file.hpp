@@ -1,4 +1,5 @@
-// HDF5 files, groups and attributes.
+// HDF5 files: created collectively (MPI-IO), alone, or for single-writer/multiple-reader access;
+// opened for reading.
 #pragma once
 
 #include <mpi.h>
@@ -7,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "h5/h5_attribute.hpp"  // files carry attributes
+#include "h5/h5_group.hpp"      // and are the root group
 #include "h5/h5_id.hpp"
 
 namespace ddpt {
@@ -37,20 +40,5 @@ class H5File {
   H5Id file_;
   std::string path_;
 };
-
-// Creates group `name` under `parent` (a file or group).
-H5Id create_group(hid_t parent, const std::string& name);
-H5Id open_group(hid_t parent, const std::string& name);
-
-// Scalar attributes on a file, group or dataset.
-void write_attribute(hid_t object, const std::string& name, const std::string& value);
-void write_attribute(hid_t object, const std::string& name, int64_t value);
-void write_attribute(hid_t object, const std::string& name, double value);
-std::string read_string_attribute(hid_t object, const std::string& name);
-bool has_attribute(hid_t object, const std::string& name);
-// Names of the links in a file or group, in name order.
-std::vector<std::string> list_members(hid_t group);
-int64_t read_int_attribute(hid_t object, const std::string& name);
-double read_double_attribute(hid_t object, const std::string& name);
 
 }  // namespace ddpt

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "h5/h5_group.hpp"
 #include "h5/h5_id.hpp"
 
 namespace ddpt {
@@ -22,11 +23,8 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
 // into row `index`. For per-rank state (RNG).
 void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, int64_t index,
                int64_t rows);
-// Reads the whole dataset (independently, by this rank alone). Checksum errors and missing
-// objects raise H5Error naming the object.
+// Reads the whole dataset (independently, by this rank alone; H5Dataset::read_all). Errors name
+// the object by its path in the file; the caller names the file.
 torch::Tensor read_tensor(hid_t parent, const std::string& name);
-bool has_object(hid_t parent, const std::string& name);
-// What `name` under `parent` is (H5I_GROUP, H5I_DATASET, ...), or H5I_BADID when nothing is there.
-H5I_type_t object_type(hid_t parent, const std::string& name);
 
 }  // namespace ddpt

@@ -1,6 +1,7 @@
 #include "io/metrics_writer.hpp"
 
 #include "h5/h5_tensor.hpp"
+#include "io/staged_file.hpp"
 #include "util/error.hpp"
 
 #include <cmath>
@@ -61,11 +62,11 @@ std::vector<std::vector<double>> rows_up_to(const H5File& file, const std::strin
                                             int64_t last_step) {
   std::vector<std::vector<double>> kept(columns.size());
   if (!has_object(file.id(), group)) return kept;
-  H5Id g = open_group(file.id(), group);
-  const std::vector<double> steps = H5Series::read_all(g.get(), "step");
+  const H5Group g = H5Group::open(file.id(), group);
+  const std::vector<double> steps = H5Series::read_all(g.id(), "step");
   for (size_t c = 0; c < columns.size(); ++c) {
-    if (!has_object(g.get(), columns[c])) continue;
-    const std::vector<double> values = H5Series::read_all(g.get(), columns[c]);
+    if (!has_object(g.id(), columns[c])) continue;
+    const std::vector<double> values = H5Series::read_all(g.id(), columns[c]);
     for (size_t r = 0; r < values.size() && r < steps.size(); ++r) {
       if (steps[r] <= static_cast<double>(last_step)) kept[c].push_back(values[r]);
     }
@@ -112,10 +113,10 @@ MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
   write_attribute(root, "backend", run.backend);
   write_attribute(root, "config", run.config);
   write_attribute(root, "task", std::string(task_name(run.task)));
-  H5Id train = create_group(root, "train");
-  train_series_ = create_series(train.get(), train_columns());
-  H5Id eval = create_group(root, "eval");
-  eval_series_ = create_series(eval.get(), eval_columns(run.task));
+  const H5Group train = H5Group::create(root, "train");
+  train_series_ = create_series(train.id(), train_columns());
+  const H5Group eval = H5Group::create(root, "eval");
+  eval_series_ = create_series(eval.id(), eval_columns(run.task));
 }
 
 std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string& path,
@@ -146,13 +147,12 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::s
     train_rows = rows_up_to(old, "train", train_columns(), resume_step - resume_step % log_every);
     eval_rows = rows_up_to(old, "eval", eval_columns(run.task), resume_step);
   }
-  const std::string staging = (fs::path(path).parent_path() / ".metrics.h5.tmp").string();
-  std::unique_ptr<MetricsWriter> writer(new MetricsWriter(staging, run));
+  std::unique_ptr<MetricsWriter> writer(new MetricsWriter(staging_path(path).string(), run));
   write_attribute(writer->file_.id(), "resumed_at_step", resume_step);
   append_rows(writer->train_series_, train_rows);
   append_rows(writer->eval_series_, eval_rows);
   writer->file_.start_swmr_write();  // flushes everything written so far
-  fs::rename(staging, path);         // atomic: the old file until now, the new one after
+  publish_staged(path);              // the old file until now, the new one after
   return writer;
 }
 

@@ -1,4 +1,4 @@
-// run.dir/metrics.h5, written by rank 0 (DESIGN.md, "metrics.h5"): root attributes describing
+// run.dir/metrics.h5, written by rank 0: root attributes describing
 // the run; in /train one row per log interval and in /eval one row per evaluation, each group a
 // set of equal-length 1-D datasets.
 //

@@ -43,21 +43,23 @@ std::unique_ptr<Model> make_gpt(const ModelConfig& config, const DatasetInfo& da
 }  // namespace
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs) {
-  if (config.type == "mlp") {
+  if (config.type == ModelType::kMlp) {
     return std::make_unique<Mlp>(inputs, parse_int_list("model.hidden", config.hidden), outputs);
   }
-  if (config.type == "torchscript") return std::make_unique<TorchScriptModel>(config.path);
-  throw ConfigError("option 'model.type' = " + config.type + ": unknown model type");
+  if (config.type == ModelType::kTorchScript)
+    return std::make_unique<TorchScriptModel>(config.path);
+  throw ConfigError(std::string("option 'model.type' = ") + choice_name(config.type) +
+                    ": is built from the data's sample shape, not a feature count");
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data) {
-  if (config.type == "gpt") return make_gpt(config, data);
-  if (data.task == Task::kNextToken && config.type != "torchscript") {
-    throw ConfigError("option 'model.type' = " + config.type +
+  if (config.type == ModelType::kGpt) return make_gpt(config, data);
+  if (data.task == Task::kNextToken && config.type != ModelType::kTorchScript) {
+    throw ConfigError(std::string("option 'model.type' = ") + choice_name(config.type) +
                       " cannot read token windows (data.type = tokens); use model.type = gpt or "
                       "a TorchScript language model");
   }
-  if (config.type == "cnn") {
+  if (config.type == ModelType::kCnn) {
     return std::make_unique<Cnn>(data.sample_shape,
                                  parse_int_list("model.channels", config.channels), config.blocks,
                                  data.outputs);

@@ -26,29 +26,12 @@ void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
 
 }  // namespace
 
-Precision parse_precision(const std::string& name, const torch::Device& device) {
-  if (name == "fp32") return Precision::kFp32;
-  if (name == "bf16") return Precision::kBf16;
-  if (name == "fp16") {
-    if (!device.is_cuda()) {
-      throw ConfigError("option 'train.precision' = fp16 needs a CUDA device (this rank runs on " +
-                        device.str() + "); use bf16 on CPUs");
-    }
-    return Precision::kFp16;
+Precision usable_precision(Precision requested, const torch::Device& device) {
+  if (requested == Precision::kFp16 && !device.is_cuda()) {
+    throw ConfigError("option 'train.precision' = fp16 needs a CUDA device (this rank runs on " +
+                      device.str() + "); use bf16 on CPUs");
   }
-  throw ConfigError("option 'train.precision' = " + name + ": must be one of fp32, bf16, fp16");
-}
-
-const char* precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kBf16:
-      return "bf16";
-    case Precision::kFp16:
-      return "fp16";
-  }
-  return "?";
+  return requested;
 }
 
 AutocastScope::AutocastScope(Precision precision, const torch::Device& device)

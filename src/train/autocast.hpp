@@ -7,14 +7,13 @@
 
 #include <string>
 
+#include "config/choices.hpp"
+
 namespace ddpt {
 
-enum class Precision { kFp32, kBf16, kFp16 };
-
-// "fp32" | "bf16" | "fp16" for `device`; ConfigError for fp16 off CUDA (CPUs have no fast fp16
+// `requested` if `device` can train in it; ConfigError for fp16 off CUDA (CPUs have no fast fp16
 // kernels, and bf16 needs no loss scaling).
-Precision parse_precision(const std::string& name, const torch::Device& device);
-const char* precision_name(Precision precision);
+Precision usable_precision(Precision requested, const torch::Device& device);
 
 // Autocast on for the scope (forward and loss), off again at its end (before backward, as torch
 // recommends), with the cast-weight cache cleared. Does nothing for fp32.

@@ -26,4 +26,15 @@ void Ema::swap() {
   }
 }
 
+void Ema::save(StateWriter& root) const {
+  const auto group = root.group("ema");
+  for (const auto& a : averages_) group->tensor(a.name, a.tensor);
+}
+
+void Ema::load(const StateReader& root) {
+  torch::NoGradGuard no_grad;
+  const auto group = root.group(root.has("ema") ? "ema" : "model");
+  for (const auto& a : averages_) a.tensor.copy_(group->tensor(a.name).view_as(a.tensor));
+}
+
 }  // namespace ddpt

@@ -6,20 +6,24 @@
 
 #include <vector>
 
+#include "train/checkpointed.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
 
-class Ema {
+class Ema : public Checkpointed {
  public:
   // Starts the average at the parameters' current values.
   Ema(const std::vector<NamedTensor>& params, double decay);
   void update();
   // Exchanges the live parameters with the averages (in place); calling it again restores them.
   void swap();
-  // The averages, named like the parameters (for checkpoints; loading writes into them).
+  // The averages, named like the parameters.
   const std::vector<NamedTensor>& averages() const { return averages_; }
-  double decay() const { return decay_; }
+  // /ema, one tensor per parameter. A checkpoint of a run without EMA starts the average at its
+  // weights (/model).
+  void save(StateWriter& root) const override;
+  void load(const StateReader& root) override;
 
  private:
   std::vector<NamedTensor> params_;

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "comm/communicator.hpp"
 #include "data/dataset.hpp"
-#include "dist/communicator.hpp"
 #include "models/model.hpp"
 
 namespace ddpt {

@@ -14,10 +14,23 @@ void LossScaler::update(bool finite) {
     good_steps_ = 0;
     return;
   }
-  if (++good_steps_ >= static_cast<double>(growth_interval_)) {
+  if (++good_steps_ >= growth_interval_) {
     scale_ *= kGrowth;
     good_steps_ = 0;
   }
+}
+
+void LossScaler::save(StateWriter& root) const {
+  const auto loop = root.group("loop");
+  loop->scalar("loss_scale", scale_);
+  loop->scalar("loss_scale_good_steps", good_steps_);
+}
+
+void LossScaler::load(const StateReader& root) {
+  if (!root.has("loop")) return;
+  const auto loop = root.group("loop");
+  if (loop->has("loss_scale")) scale_ = loop->double_scalar("loss_scale");
+  if (loop->has("loss_scale_good_steps")) good_steps_ = loop->int_scalar("loss_scale_good_steps");
 }
 
 }  // namespace ddpt

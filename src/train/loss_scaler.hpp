@@ -7,21 +7,23 @@
 
 #include <cstdint>
 
+#include "train/checkpointed.hpp"
+
 namespace ddpt {
 
-class LossScaler {
+class LossScaler : public Checkpointed {
  public:
   LossScaler(double initial_scale, int64_t growth_interval, double backoff);
   double scale() const { return scale_; }
   // After each step: whether its averaged gradients were finite.
   void update(bool finite);
-  // Checkpointed, so a resumed run continues with the same scale.
-  double& scale_state() { return scale_; }
-  double& good_steps_state() { return good_steps_; }
+  // /loop: loss_scale, loss_scale_good_steps; a resumed run continues with the same scale.
+  void save(StateWriter& root) const override;
+  void load(const StateReader& root) override;
 
  private:
   double scale_;
-  double good_steps_ = 0;  // good steps since the last change (a double: checkpointed as such)
+  int64_t good_steps_ = 0;  // good steps since the last change
   int64_t growth_interval_;
   double backoff_;
 };

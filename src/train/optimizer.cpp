@@ -41,7 +41,7 @@ void set_group_weight_decay(torch::optim::Optimizer& optimizer, double weight_de
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
                                                         const std::vector<NamedTensor>& params) {
-  if (config.type == "sgd") {
+  if (config.type == OptimizerType::kSgd) {
     const auto options = torch::optim::SGDOptions(config.lr)
                              .momentum(config.momentum)
                              .nesterov(config.nesterov)
@@ -53,18 +53,15 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
     set_group_weight_decay<torch::optim::SGDOptions>(*sgd, config.weight_decay);
     return sgd;
   }
-  if (config.type == "adamw") {
-    const auto options = torch::optim::AdamWOptions(config.lr)
-                             .betas({config.beta1, config.beta2})
-                             .eps(config.eps)
-                             .weight_decay(config.weight_decay);
-    // LibTorch's AdamW arithmetic in one pass per parameter on CPU float32 (train/fused_adamw.hpp);
-    // anything else goes through LibTorch's own step.
-    auto adamw = std::make_unique<FusedAdamW>(groups(params, options), options);
-    set_group_weight_decay<torch::optim::AdamWOptions>(*adamw, config.weight_decay);
-    return adamw;
-  }
-  throw ConfigError("option 'optim.type' = " + config.type + ": unknown optimizer");
+  const auto options = torch::optim::AdamWOptions(config.lr)
+                           .betas({config.beta1, config.beta2})
+                           .eps(config.eps)
+                           .weight_decay(config.weight_decay);
+  // LibTorch's AdamW arithmetic in one pass per parameter on CPU float32 (train/fused_adamw.hpp);
+  // anything else goes through LibTorch's own step.
+  auto adamw = std::make_unique<FusedAdamW>(groups(params, options), options);
+  set_group_weight_decay<torch::optim::AdamWOptions>(*adamw, config.weight_decay);
+  return adamw;
 }
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {

@@ -67,4 +67,36 @@ void import_optimizer_state(torch::optim::Optimizer& optimizer,
   }
 }
 
+void OptimizerCheckpoint::save(StateWriter& root) const {
+  const auto group = root.group("optimizer");
+  group->scalar("type", type_);
+  std::string current;
+  std::unique_ptr<StateWriter> param;
+  for (const auto& t : export_optimizer_state(optimizer_, params_)) {
+    const auto slash = t.name.rfind('/');  // "param/field"
+    if (t.name.substr(0, slash) != current) {
+      current = t.name.substr(0, slash);
+      param = group->group(current);
+    }
+    param->tensor(t.name.substr(slash + 1), t.tensor);
+  }
+}
+
+void OptimizerCheckpoint::load(const StateReader& root) {
+  const auto group = root.group("optimizer");
+  const std::string type = group->string_scalar("type");
+  if (type != type_) {
+    throw DataError("/optimizer was written by " + type + ", this run uses " + type_,
+                    Raised::kAllRanks);
+  }
+  import_optimizer_state(optimizer_, params_, [&](const std::string& name) {
+    const auto slash = name.rfind('/');
+    const std::string param = name.substr(0, slash);
+    if (!group->has(param)) return torch::Tensor();
+    const auto fields = group->group(param);
+    const std::string field = name.substr(slash + 1);
+    return fields->has(field) ? fields->tensor(field) : torch::Tensor();
+  });
+}
+
 }  // namespace ddpt

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "train/checkpointed.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
@@ -38,5 +39,21 @@ std::vector<NamedTensor> export_optimizer_state(torch::optim::Optimizer& optimiz
 void import_optimizer_state(torch::optim::Optimizer& optimizer,
                             const std::vector<NamedTensor>& params,
                             const std::function<torch::Tensor(const std::string&)>& read);
+
+// The optimizer in a checkpoint: /optimizer, with the attribute `type` (a checkpoint loads only
+// into the same kind of optimizer) and one group per parameter holding its fields.
+class OptimizerCheckpoint : public Checkpointed {
+ public:
+  OptimizerCheckpoint(torch::optim::Optimizer& optimizer, std::vector<NamedTensor> params,
+                      std::string type)
+      : optimizer_(optimizer), params_(std::move(params)), type_(std::move(type)) {}
+  void save(StateWriter& root) const override;
+  void load(const StateReader& root) override;
+
+ private:
+  torch::optim::Optimizer& optimizer_;
+  std::vector<NamedTensor> params_;
+  std::string type_;  // "sgd" | "adamw"
+};
 
 }  // namespace ddpt

@@ -75,11 +75,16 @@ int open_output_terminal() {
 
 }  // namespace
 
-ProgressStyle choose_progress_style(const std::string& option, bool terminal) {
-  if (option == "bar") return ProgressStyle::kBar;
-  if (option == "lines") return ProgressStyle::kLines;
-  if (option == "auto") return terminal ? ProgressStyle::kBar : ProgressStyle::kLines;
-  throw ConfigError("option 'log.progress' = " + option + ": expected auto, bar or lines");
+ProgressStyle choose_progress_style(ProgressChoice option, bool terminal) {
+  switch (option) {
+    case ProgressChoice::kBar:
+      return ProgressStyle::kBar;
+    case ProgressChoice::kLines:
+      return ProgressStyle::kLines;
+    case ProgressChoice::kAuto:
+      break;
+  }
+  return terminal ? ProgressStyle::kBar : ProgressStyle::kLines;
 }
 
 bool stdout_is_terminal() {

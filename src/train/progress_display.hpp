@@ -10,13 +10,15 @@
 
 #include "util/stopwatch.hpp"
 
+#include "config/choices.hpp"
+
 namespace ddpt {
 
 enum class ProgressStyle { kLines, kBar };
 
 // log.progress (auto | bar | lines) and whether rank 0's output reaches a terminal: auto gives
 // the bar on a terminal and lines elsewhere; bar and lines are taken as asked.
-ProgressStyle choose_progress_style(const std::string& option, bool terminal);
+ProgressStyle choose_progress_style(ProgressChoice option, bool terminal);
 
 // Whether standard output reaches a terminal. Open MPI gives its local ranks a pseudo-terminal
 // of its own whatever mpirun writes to (a pipe, a file); such a terminal has no size, and then

@@ -8,10 +8,11 @@
 #include <cstdint>
 
 #include "config/config.hpp"
+#include "train/checkpointed.hpp"
 
 namespace ddpt {
 
-class SpikeGuard {
+class SpikeGuard : public Checkpointed {
  public:
   explicit SpikeGuard(const TrainConfig& train);
   bool enabled() const { return factor_ > 0; }
@@ -20,17 +21,18 @@ class SpikeGuard {
   bool is_spike(double loss);
   // Multiplies the schedule's learning rate.
   double lr_factor() const { return lr_factor_; }
-  // Checkpointed state.
-  double& mean_state() { return mean_; }
-  double& seen_state() { return seen_; }
-  double& lr_factor_state() { return lr_factor_; }
+  // The running mean of the losses judged so far.
+  double mean() const { return mean_; }
+  // /loop: spike_mean, spike_seen, spike_lr_factor.
+  void save(StateWriter& root) const override;
+  void load(const StateReader& root) override;
 
  private:
   double factor_;
   double lr_cut_;
-  double window_;
+  int64_t window_;
   double mean_ = 0;
-  double seen_ = 0;  // losses that entered the mean
+  int64_t seen_ = 0;  // losses that entered the mean
   double lr_factor_ = 1;
 };
 

@@ -34,17 +34,6 @@ SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t
 
 }  // namespace
 
-int64_t per_rank_batch(const TrainConfig& train, int world_size) {
-  if (train.global_batch == 0) return train.batch_size;
-  const int64_t shares = static_cast<int64_t>(world_size) * train.grad_accum;
-  if (train.global_batch % shares != 0) {
-    throw ConfigError("train.global_batch = " + std::to_string(train.global_batch) +
-                      " does not divide evenly over " + std::to_string(world_size) + " ranks x " +
-                      std::to_string(train.grad_accum) + " micro-steps");
-  }
-  return train.global_batch / shares;
-}
-
 Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data)
     : config_(config),
       comm_(comm),
@@ -53,7 +42,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       info_(data.info()),
       sampler_(sampler_spec(config, comm, data.size())),
       schedule_(config.optim, config.train.steps),
-      precision_(parse_precision(config.train.precision, comm.device())),
+      precision_(usable_precision(config.train.precision, comm.device())),
       spike_(config.train) {
   model_.to(comm_.device());
   check_output_fits();
@@ -64,11 +53,14 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   DataParallelOptions options;
   options.bucket_mb = config.ddp.bucket_mb;
   options.first_bucket_mb = config.ddp.first_bucket_mb;
-  if (config.ddp.compress != "none") {
-    options.wire_dtype = config.ddp.compress == "bf16" ? torch::kBFloat16 : torch::kHalf;
+  if (config.ddp.compress != WirePrecision::kNone) {
+    options.wire_dtype =
+        config.ddp.compress == WirePrecision::kBf16 ? torch::kBFloat16 : torch::kHalf;
   }
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
   optimizer_ = make_optimizer(config.optim, trainable_);
+  optimizer_state_ = std::make_unique<OptimizerCheckpoint>(*optimizer_, trainable_,
+                                                           choice_name(config.optim.type));
   // After the broadcast: every rank starts its average from rank 0's parameters.
   if (config.train.ema_decay > 0) ema_ = std::make_unique<Ema>(trainable_, config.train.ema_decay);
   if (precision_ == Precision::kFp16) {
@@ -89,6 +81,7 @@ void Trainer::check_output_fits() {
 
 void Trainer::resume_at(int64_t steps_done) {
   start_step_ = steps_done;
+  steps_done_ = steps_done;
   // A checkpoint at a row's step was saved before that row was written: the row is in metrics.h5.
   if (steps_done % config_.log.every == 0) window_.next_row();
 }
@@ -172,6 +165,25 @@ std::optional<double> Trainer::train_step(int64_t step) {
   return step_loss.item<double>();
 }
 
+StepRecord Trainer::record_row(int64_t done) {
+  // The loss line is global: mean over ranks (one small collective per log interval).
+  const int64_t counted = window_.steps - window_.skipped;
+  // On the communicator's device: NCCL reduces CUDA tensors only.
+  torch::Tensor loss = torch::tensor({counted > 0 ? window_.loss_sum / counted
+                                                  : std::numeric_limits<double>::quiet_NaN()},
+                                     torch::kDouble)
+                           .to(comm_.device());
+  comm_.all_reduce(loss, ReduceOp::kAvg);
+  StepRecord record;
+  record.step = done;
+  record.epoch = sampler_.epoch_of(done - 1);
+  record.loss = loss.item<double>();
+  record.skipped_steps = window_.skipped_total;
+  record.lr = optimizer_->param_groups().front().options().get_lr();
+  record.grad_norm = config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
+  return record;
+}
+
 TrainSummary Trainer::run(const Callbacks& callbacks) {
   TrainSummary summary;
   const int64_t last_step = config_.train.steps;
@@ -204,31 +216,17 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     interval_wait += engine_->reducer().last_trace().wait_seconds;
     ++interval_steps;
     const int64_t done = step + 1;
+    steps_done_ = done;
     display.step_done(done);
     if (callbacks.on_step_end) callbacks.on_step_end(done);
     const bool last = done == last_step || stop_requested_;
     if (done % config_.log.every != 0 && !last) continue;
 
-    // The loss line is global: mean over ranks (one small collective per log interval).
-    const int64_t counted = window_.steps - window_.skipped;
-    // On the communicator's device: NCCL reduces CUDA tensors only.
-    torch::Tensor loss = torch::tensor({counted > 0 ? window_.loss_sum / counted
-                                                    : std::numeric_limits<double>::quiet_NaN()},
-                                       torch::kDouble)
-                             .to(comm_.device());
-    comm_.all_reduce(loss, ReduceOp::kAvg);
-    StepRecord record;
-    record.step = done;
-    record.epoch = sampler_.epoch_of(step);
-    record.loss = loss.item<double>();
+    StepRecord record = record_row(done);
     const double seconds = interval.seconds();
     record.step_time_s = seconds / interval_steps;
     record.samples_per_s = global_batch * interval_steps / seconds;
     record.comm_wait_s = interval_wait / interval_steps;
-    record.skipped_steps = window_.skipped_total;
-    record.lr = optimizer_->param_groups().front().options().get_lr();
-    record.grad_norm =
-        config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
     summary.records.push_back(record);
     if (callbacks.on_record) callbacks.on_record(record);
     display.record(
@@ -254,6 +252,51 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   summary.steady_samples_per_s =
       steady_steps > 0 ? global_batch * steady_steps / steady.seconds() : 0.0;
   return summary;
+}
+
+EvalResult Trainer::evaluate(const Dataset& data, int64_t batch) {
+  const EmaWeightsInUse averaged(ema_.get());  // evaluation sees the averaged weights
+  return ddpt::evaluate(model_, data, comm_, batch);
+}
+
+void Trainer::register_state(CheckpointRegistry& registry) {
+  registry.add(*optimizer_state_);
+  if (ema_) registry.add(*ema_);
+  if (scaler_) registry.add(*scaler_);
+  if (spike_.enabled()) registry.add(spike_);
+  registry.add(*this);
+}
+
+TrainerFacts Trainer::facts() const {
+  TrainerFacts facts;
+  facts.precision = precision_;
+  if (scaler_) facts.loss_scale = scaler_->scale();
+  facts.trainable_tensors = trainable_.size();
+  facts.buckets = engine_->reducer().buckets().size();
+  for (const auto& bucket : engine_->reducer().buckets()) facts.bucketed_values += bucket.numel;
+  facts.schedule = schedule_.describe();
+  facts.spike_lr_factor = spike_.lr_factor();
+  return facts;
+}
+
+void Trainer::save(StateWriter& root) const {
+  // The schedule and the sampler are functions of the step: these are for the record.
+  const int64_t epoch = steps_done_ > 0 ? sampler_.epoch_of(steps_done_ - 1) : 0;
+  const auto scheduler = root.group("scheduler");
+  scheduler->scalar("description", schedule_.describe());
+  scheduler->scalar("step", steps_done_);
+  const auto data = root.group("data");
+  data->scalar("epoch", epoch);
+  data->scalar("step", steps_done_);
+  root.group("loop")->rank_row("log_window", window_.to_row());
+}
+
+void Trainer::load(const StateReader& root) {
+  if (!root.has("loop")) return;
+  const auto loop = root.group("loop");
+  if (loop->has("log_window")) {
+    window_ = LogWindow::from_rows(loop->rank_rows("log_window"), root.rank(), root.world_size());
+  }
 }
 
 }  // namespace ddpt

@@ -7,23 +7,23 @@
 #include <optional>
 #include <vector>
 
+#include "config/batch_size.hpp"
 #include "config/config.hpp"
 #include "data/dataset.hpp"
 #include "data/distributed_sampler.hpp"
 #include "ddp/data_parallel.hpp"
 #include "models/model.hpp"
 #include "train/autocast.hpp"
+#include "train/checkpointed.hpp"
 #include "train/ema.hpp"
+#include "train/evaluate.hpp"
 #include "train/log_window.hpp"
 #include "train/loss_scaler.hpp"
 #include "train/lr_schedule.hpp"
+#include "train/optimizer_state.hpp"
 #include "train/spike_guard.hpp"
 
 namespace ddpt {
-
-// Samples per rank per micro-step: train.batch_size, or train.global_batch split over ranks and
-// micro-steps (ConfigError if it does not divide evenly).
-int64_t per_rank_batch(const TrainConfig& train, int world_size);
 
 struct StepRecord {
   int64_t step = 0;  // 1-based: the number of optimizer steps done
@@ -46,7 +46,20 @@ struct TrainSummary {
   double steady_samples_per_s = 0;  // global
 };
 
-class Trainer {
+// What the trainer was built into, for the banner and for tests.
+struct TrainerFacts {
+  Precision precision = Precision::kFp32;
+  std::optional<double> loss_scale;  // fp16: the current dynamic loss scale
+  size_t trainable_tensors = 0;
+  size_t buckets = 0;
+  int64_t bucketed_values = 0;  // values all-reduced per step (the trainable ones)
+  std::string schedule;         // the learning rate schedule in words
+  double spike_lr_factor = 1;   // the spike guard's factor on the learning rate so far
+};
+
+// Checkpointed itself: /scheduler and /data (the position, a function of the step) and the
+// metrics row in progress (/loop/log_window, per rank).
+class Trainer : public Checkpointed {
  public:
   // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
   Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data);
@@ -64,21 +77,31 @@ class Trainer {
   // holds what the checkpoint saved of the metrics row in progress.
   void resume_at(int64_t steps_done);
 
-  DataParallel& engine() { return *engine_; }
-  torch::optim::Optimizer& optimizer() { return *optimizer_; }
-  const std::vector<NamedTensor>& trainable() const { return trainable_; }
-  const LrSchedule& schedule() const { return schedule_; }
-  Ema* ema() { return ema_.get(); }                    // null unless train.ema_decay > 0
-  LossScaler* loss_scaler() { return scaler_.get(); }  // null unless train.precision = fp16
-  SpikeGuard& spike_guard() { return spike_; }
-  Precision precision() const { return precision_; }
+  // Collective: evaluates the model on `data` in batches of `batch` rows per rank, with the
+  // moving average of the weights when train.ema_decay is set.
+  EvalResult evaluate(const Dataset& data, int64_t batch);
+  // Collective: rank 0's buffers to every rank, as the start of each step does.
+  void sync_buffers() { engine_->sync_buffers(); }
+  // Adds every stateful part (optimizer, moving average, loss scaler, spike guard, this) to
+  // `registry`, in the order checkpoints write them.
+  void register_state(CheckpointRegistry& registry);
+  TrainerFacts facts() const;
+  // The moving averages of the trainable parameters (empty unless train.ema_decay > 0).
+  std::vector<NamedTensor> ema_averages() const {
+    return ema_ ? ema_->averages() : std::vector<NamedTensor>();
+  }
   int64_t epoch_of(int64_t step) const { return sampler_.epoch_of(step); }
-  LogWindow& log_window() { return window_; }  // checkpointed
+
+  void save(StateWriter& root) const override;
+  void load(const StateReader& root) override;
 
  private:
   // Returns this rank's loss for the step, or nullopt if every rank skipped it (non-finite
   // gradients); NumericalError after train.max_bad_steps skipped steps in a row.
   std::optional<double> train_step(int64_t step);
+  // Collective: the row of metrics.h5 for the steps since the last one, up to `done`, without
+  // the timings (the loss is averaged over ranks).
+  StepRecord record_row(int64_t done);
   // ConfigError (exit 2) if the model's output does not fit the data's loss.
   void check_output_fits();
   // Every rank alike: counts a skipped step; NumericalError after train.max_bad_steps in a row.
@@ -93,6 +116,7 @@ class Trainer {
   std::unique_ptr<DataParallel> engine_;
   std::vector<NamedTensor> trainable_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<OptimizerCheckpoint> optimizer_state_;
   LrSchedule schedule_;
   std::unique_ptr<Ema> ema_;
   Precision precision_;
@@ -103,6 +127,7 @@ class Trainer {
   bool stop_requested_ = false;
   LogWindow window_;
   int64_t start_step_ = 0;
+  int64_t steps_done_ = 0;
 };
 
 }  // namespace ddpt

@@ -6,7 +6,8 @@
 
 namespace ddpt {
 
-// Process exit codes: a contract with users and with the slurm scripts (DESIGN.md).
+// Process exit codes: a contract with users (README, "Exit codes") and with the slurm scripts,
+// which requeue on kStopped.
 enum class ExitCode : int {
   kOk = 0,
   kInternal = 1,   // a bug or an unexpected library failure

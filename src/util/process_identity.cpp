@@ -29,9 +29,6 @@ void set_process_identity(int world_rank, const std::string& host) {
   identity().rank = world_rank;
   identity().host = host;
 }
-int process_rank() {
-  return identity().rank;
-}
 const std::string& process_host() {
   return identity().host;
 }

@@ -7,7 +7,6 @@
 namespace ddpt {
 
 void set_process_identity(int world_rank, const std::string& host);
-int process_rank();
 const std::string& process_host();
 // "[rank R host]": the prefix every non-rank-0 message carries.
 std::string process_tag();

@@ -1,7 +1,7 @@
 // SIGUSR1 (SLURM's warning before the time limit, `#SBATCH --signal=USR1@LEAD`) and SIGTERM
 // (scancel, preemption, the limit itself) ask for a checkpointed stop instead of ending the
 // process where it stands. The handler only records the signal; the training loop polls it at
-// each step boundary, and all ranks agree on it collectively (dist/stop_vote). The same signal
+// each step boundary, and all ranks agree on it collectively (comm/stop_vote). The same signal
 // again, more than a few seconds later and before the stop was agreed, ends the process the
 // default way (a stuck start-up can still be killed); once the stop is agreed, further signals
 // are ignored (srun --kill-on-bad-exit sends SIGTERM to the ranks still finishing the checkpoint

@@ -10,7 +10,7 @@
 #
 # Everything lives in one temp dir $cluster (config, state, spool, logs, sockets, pid files, and
 # $work for the tests' own files), with ports probed free per run, so two runs never share a path
-# or port. Nothing is installed here (share/ddptrain/setup.sh does that). Only a machine that
+# or port. Nothing is installed here (share/dev/setup.sh does that). Only a machine that
 # cannot run SLURM (not root; a tool, the munge key or user munge missing) makes the test exit 77,
 # which ctest reports as skipped; a daemon that does not start or a node that does not come up
 # idle fails it. The EXIT trap cancels our jobs and stops every daemon we started by the PID in
@@ -45,7 +45,7 @@ cluster_check_machine() {
   local tool
   for tool in munged slurmctld slurmd sbatch srun squeue sinfo scontrol scancel unshare runuser; do
     command -v "$tool" >/dev/null ||
-      skip "$tool not found (share/ddptrain/setup.sh installs SLURM + munge)"
+      skip "$tool not found (share/dev/setup.sh installs SLURM + munge)"
   done
   [[ -r /etc/munge/munge.key ]] || skip "no /etc/munge/munge.key (package munge not configured)"
   getent passwd munge >/dev/null || skip "no user munge"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A deck of inputs/ runs to completion, shortened to STEPS, at RANKS ranks, and its losses match
 # inputs/reference/DECK.npRANKS.csv within that file's own tolerance line (measured over the CPU
-# kernel settings of share/ddptrain/kernel_settings.sh; see share/ddptrain/reference_log.py).
+# kernel settings of share/dev/kernel_settings.sh; see share/ddptrain/reference_log.py).
 #   deck_matches_reference.sh MPIEXEC DDPTRAIN DECK RANKS STEPS [extra ddptrain options...]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

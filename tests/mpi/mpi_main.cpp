@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "dist/mpi_env.hpp"
+#include "runtime/mpi_env.hpp"
 #include "util/log.hpp"
 
 namespace {

@@ -2,18 +2,18 @@
 // all-reduce of the first finished bucket starts before backward ends (overlap).
 #include <gtest/gtest.h>
 
+#include "comm/mpi_comm.hpp"
 #include "ddp/data_parallel.hpp"
-#include "dist/mpi_comm.hpp"
 #include "support/training_fixture.hpp"
 
 namespace ddpt::testing {
 namespace {
 
 TEST(Bucketing, TinyBucketsGiveTheSameResult) {
-  Config many = small_config("sgd");
+  Config many = small_config(OptimizerType::kSgd);
   many.ddp.first_bucket_mb = 1.0 / 1024;  // 1 KiB: one bucket per parameter or so
   many.ddp.bucket_mb = 2.0 / 1024;
-  Config usual = small_config("sgd");
+  Config usual = small_config(OptimizerType::kSgd);
   const auto with_many = train_and_get_parameters(many, MPI_COMM_WORLD);
   const auto with_usual = train_and_get_parameters(usual, MPI_COMM_WORLD);
   EXPECT_LT(max_relative_difference(with_many, with_usual), 1e-6);

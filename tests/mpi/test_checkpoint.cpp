@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
-#include "dist/mpi_comm.hpp"
 #include "io/checkpoint.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
+#include "train/optimizer_state.hpp"
+#include "train/rng_state.hpp"
 #include "train/trainer.hpp"
 #include "util/error.hpp"
 
@@ -47,9 +49,12 @@ RunResult run(const Config& config, int64_t every, const std::string& resume) {
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
   Trainer trainer(config, comm, *model, data);
-  TrainingState state{trainer.trainable(), model->named_buffers(), &trainer.optimizer(),
-                      config.optim.type, config.resolved_text};
-  if (trainer.ema()) state.ema = trainer.ema()->averages();
+  CheckpointRegistry registry;
+  trainer.register_state(registry);
+  CpuRngState rng;
+  registry.add(rng);
+  const CheckpointContents state{model->named_parameters(), model->named_buffers(),
+                                 config.resolved_text, &registry};
   if (!resume.empty()) trainer.resume_at(load_checkpoint(resume, state, comm.rank(), comm.size()));
   Trainer::Callbacks callbacks;
   callbacks.on_step_end = [&](int64_t done) {
@@ -62,12 +67,12 @@ RunResult run(const Config& config, int64_t every, const std::string& resume) {
   for (const auto& record : trainer.run(callbacks).records) result.losses.push_back(record.loss);
   for (const auto& p : model->named_parameters())
     result.params.push_back(p.tensor.detach().clone());
-  for (const auto& a : state.ema) result.ema.push_back(a.tensor.clone());
+  for (const auto& a : trainer.ema_averages()) result.ema.push_back(a.tensor.clone());
   return result;
 }
 
 Config resume_config(const std::string& dir) {
-  Config c = small_config("adamw");
+  Config c = small_config(OptimizerType::kAdamW);
   c.train.steps = 40;
   c.log.every = 1;
   c.run.dir = dir;
@@ -169,7 +174,7 @@ TEST(Checkpoint, DamagedOrForeignCheckpointsAreRefusedByName) {
   EXPECT_EQ(other_error.raised, Raised::kAllRanks);
 
   Config sgd = config;
-  sgd.optim.type = "sgd";
+  sgd.optim.type = OptimizerType::kSgd;
   EXPECT_NE(load_error(good, sgd).message.find("/optimizer"), std::string::npos);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) fs::remove_all(dir);
@@ -187,11 +192,11 @@ TEST(Checkpoint, KeepBestKeepsTheLowestEvalLossBesideTheNewest) {
   const std::string dir = shared_temp_dir();
   torch::manual_seed(5);
   auto weight = torch::randn({3, 4});
-  TrainingState state;
-  state.params = {{"w", weight}};
   torch::optim::SGD sgd({weight}, torch::optim::SGDOptions(0.1));
-  state.optimizer = &sgd;
-  state.optimizer_type = "sgd";
+  OptimizerCheckpoint optimizer_state(sgd, {{"w", weight}}, "sgd");
+  CheckpointRegistry registry;
+  registry.add(optimizer_state);
+  const CheckpointContents state{{{"w", weight}}, {}, "", &registry};
   const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/true};
   const std::vector<double> eval_losses{3.0, 1.0, 2.0, 4.0};  // best at step 2
   for (int64_t step = 1; step <= 4; ++step) {

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
-#include "dist/mpi_comm.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
 #include "train/trainer.hpp"
@@ -20,7 +20,7 @@ struct OneStep {
 
 // One plain SGD step with lr 1 (the step is minus the gradient) on `comm`.
 OneStep sgd_step(Config config, double clip, MPI_Comm comm) {
-  config.optim.type = "sgd";
+  config.optim.type = OptimizerType::kSgd;
   config.optim.lr = 1.0;
   config.optim.momentum = 0.0;
   config.optim.weight_decay = 0.0;
@@ -49,7 +49,7 @@ double norm_of(const std::vector<torch::Tensor>& tensors) {
 }
 
 TEST(Clipping, StepHasTheClipNormAndTheGradientsDirection) {
-  const Config config = small_config("sgd");
+  const Config config = small_config(OptimizerType::kSgd);
   const OneStep free = sgd_step(config, 0.0, MPI_COMM_WORLD);
   const double norm = norm_of(free.delta);
   ASSERT_GT(norm, 0.0);

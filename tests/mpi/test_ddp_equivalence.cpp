@@ -13,7 +13,7 @@ constexpr double kTolerance = 1e-5;  // float32, summation order differs between
 constexpr double kMustMove = 1e-3;   // training must have changed the parameters this much
 
 struct Case {
-  std::string optimizer;
+  OptimizerType optimizer;
   int64_t grad_accum;
   bool torchscript;
 };
@@ -23,7 +23,7 @@ void expect_equivalent(const Case& c) {
   if (c.torchscript) {
     const std::string path = torchscript_test_model();
     ASSERT_FALSE(path.empty()) << "DDPTRAIN_TEST_TORCHSCRIPT is not set (ctest sets it)";
-    distributed.model.type = "torchscript";
+    distributed.model.type = ModelType::kTorchScript;
     distributed.model.path = path;
   }
   distributed.train.grad_accum = c.grad_accum;
@@ -42,22 +42,22 @@ void expect_equivalent(const Case& c) {
 }
 
 TEST(DdpEquivalence, MlpSgdMomentum) {
-  expect_equivalent({"sgd", 1, false});
+  expect_equivalent({OptimizerType::kSgd, 1, false});
 }
 TEST(DdpEquivalence, MlpAdamW) {
-  expect_equivalent({"adamw", 1, false});
+  expect_equivalent({OptimizerType::kAdamW, 1, false});
 }
 TEST(DdpEquivalence, MlpGradAccum4) {
-  expect_equivalent({"sgd", 4, false});
+  expect_equivalent({OptimizerType::kSgd, 4, false});
 }
 TEST(DdpEquivalence, MlpAdamWGradAccum4) {
-  expect_equivalent({"adamw", 4, false});
+  expect_equivalent({OptimizerType::kAdamW, 4, false});
 }
 TEST(DdpEquivalence, TorchScriptSgd) {
-  expect_equivalent({"sgd", 1, true});
+  expect_equivalent({OptimizerType::kSgd, 1, true});
 }
 TEST(DdpEquivalence, TorchScriptAdamWGradAccum4) {
-  expect_equivalent({"adamw", 4, true});
+  expect_equivalent({OptimizerType::kAdamW, 4, true});
 }
 
 }  // namespace

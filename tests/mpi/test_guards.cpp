@@ -6,8 +6,8 @@
 
 #include <set>
 
+#include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
-#include "dist/mpi_comm.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
 #include "train/trainer.hpp"
@@ -81,7 +81,7 @@ Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned
   Trainer::Callbacks callbacks;
   callbacks.on_step_end = [&](int64_t) { snapshot(); };
   trace.summary = trainer.run(callbacks);
-  trace.spike_lr_factor = trainer.spike_guard().lr_factor();
+  trace.spike_lr_factor = trainer.facts().spike_lr_factor;
   return trace;
 }
 
@@ -93,7 +93,7 @@ bool all_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
 }
 
 TEST(Guards, NanOnOneRankMakesEveryRankSkipThatStep) {
-  const Trace trace = train_with_poison(small_config("adamw"), 6, {3});
+  const Trace trace = train_with_poison(small_config(OptimizerType::kAdamW), 6, {3});
   ASSERT_EQ(trace.params.size(), 7u);
   for (int64_t step = 1; step <= 6; ++step) {
     const bool unchanged = all_equal(trace.params[step], trace.params[step - 1]);
@@ -116,7 +116,7 @@ TEST(Guards, NanOnOneRankMakesEveryRankSkipThatStep) {
 }
 
 TEST(Guards, TooManyBadStepsInARowStopEveryRankWithExitCode4) {
-  Config config = small_config("sgd");
+  Config config = small_config(OptimizerType::kSgd);
   config.train.max_bad_steps = 3;
   try {
     train_with_poison(config, 10, {2, 3, 4, 5, 6, 7, 8, 9});
@@ -141,7 +141,7 @@ namespace {
 // train.spike_factor: logits x 1000 on the last rank at one step make the global loss a spike;
 // every rank skips that step (and only it) and the learning rate is halved from then on.
 TEST(Guards, LossSpikeOnOneRankIsSkippedEverywhereAndLowersTheRate) {
-  Config config = small_config("sgd");
+  Config config = small_config(OptimizerType::kSgd);
   config.train.spike_factor = 3;
   config.train.spike_window = 3;
   config.train.spike_lr_factor = 0.5;

@@ -4,8 +4,8 @@
 
 #include <iostream>
 
+#include "comm/mpi_comm.hpp"
 #include "data/make_datasets.hpp"
-#include "dist/mpi_comm.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
 #include "train/trainer.hpp"
@@ -17,11 +17,11 @@ namespace {
 Config small_gpt() {
   Config c;
   c.run.seed = 21;
-  c.data.type = "synthetic_tokens";
+  c.data.type = DataType::kSyntheticTokens;
   c.data.samples = 240;
   c.data.block = 16;
   c.data.vocab = 32;
-  c.model.type = "gpt";
+  c.model.type = ModelType::kGpt;
   c.model.n_layer = 2;
   c.model.n_head = 2;
   c.model.n_embd = 32;
@@ -30,7 +30,7 @@ Config small_gpt() {
   c.train.threads = 1;
   // SGD: AdamW divides by the root of tiny second moments, which turns float summation-order
   // noise in near-zero gradients into visible differences.
-  c.optim.type = "sgd";
+  c.optim.type = OptimizerType::kSgd;
   c.optim.lr = 0.1;
   c.log.every = 1000;
   return c;
@@ -52,17 +52,17 @@ double relative_difference(const std::vector<torch::Tensor>& a,
 Config small_cnn() {
   Config c;
   c.run.seed = 4;
-  c.data.type = "synthetic_images";
+  c.data.type = DataType::kSyntheticImages;
   c.data.samples = 256;
   c.data.channels = 2;
   c.data.image_size = 8;
   c.data.classes = 4;
-  c.model.type = "cnn";
+  c.model.type = ModelType::kCnn;
   c.model.channels = "4,8";
   c.train.global_batch = 12;
   c.train.steps = 4;
   c.train.threads = 1;
-  c.optim.type = "sgd";
+  c.optim.type = OptimizerType::kSgd;
   c.optim.lr = 0.05;
   c.log.every = 1;
   return c;
@@ -92,7 +92,7 @@ TEST(Models, CnnBuffersFollowRankZero) {
   const std::vector<StepRecord> records = trainer.run().records;
   ASSERT_EQ(records.size(), 3u);
   EXPECT_LT(records.back().loss, records.front().loss);
-  trainer.engine().sync_buffers();  // as the next step would
+  trainer.sync_buffers();  // as the next step would
   const auto buffers = model->named_buffers();
   ASSERT_FALSE(buffers.empty());
   for (const auto& b : buffers) {
@@ -112,11 +112,11 @@ TEST(Models, CnnBuffersFollowRankZero) {
 // bf16 autocast keeps weights and the optimizer in fp32: over 50 steps the logged losses stay
 // within 2% of the fp32 run (bf16 has 8 significant bits, about 0.4% per rounding).
 TEST(Models, Bf16LossesFollowFp32Over50Steps) {
-  Config config = small_config("adamw");
+  Config config = small_config(OptimizerType::kAdamW);
   config.train.steps = 50;
   config.log.every = 5;
   Config bf16 = config;
-  bf16.train.precision = "bf16";
+  bf16.train.precision = Precision::kBf16;
   const std::vector<StepRecord> full = train(config, MPI_COMM_WORLD).records;
   const std::vector<StepRecord> mixed = train(bf16, MPI_COMM_WORLD).records;
   ASSERT_EQ(full.size(), 10u);
@@ -133,10 +133,10 @@ TEST(Models, Bf16LossesFollowFp32Over50Steps) {
 
 // ddp.compress = bf16 rounds each bucket to bf16 before the all-reduce: close to fp32, not equal.
 TEST(Models, Bf16CompressedGradientsStayClose) {
-  Config config = small_config("adamw");
+  Config config = small_config(OptimizerType::kAdamW);
   config.train.batch_size = 8;
   Config compressed = config;
-  compressed.ddp.compress = "bf16";
+  compressed.ddp.compress = WirePrecision::kBf16;
   const auto exact = train_and_get_parameters(config, MPI_COMM_WORLD);
   const auto rounded = train_and_get_parameters(compressed, MPI_COMM_WORLD);
   const double difference = max_relative_difference(rounded, exact);

@@ -1,8 +1,8 @@
 // MpiComm collectives on random tensors against values computed independently on every rank.
 #include <gtest/gtest.h>
 
-#include "dist/mpi_comm.hpp"
-#include "dist/topology.hpp"
+#include "comm/mpi_comm.hpp"
+#include "runtime/topology.hpp"
 
 namespace ddpt {
 namespace {

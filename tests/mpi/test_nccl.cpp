@@ -3,12 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 
-#include "dist/communicator.hpp"
-#include "dist/make_communicator.hpp"
+#include "comm/communicator.hpp"
+#include "comm/make_communicator.hpp"
 
 #ifdef DDPTRAIN_HAVE_NCCL
-#include "dist/nccl_bootstrap.hpp"
+#include <cuda_runtime.h>
+
+#include "comm/nccl_bootstrap.hpp"
+#include "comm/nccl_handle.hpp"
 #endif
 
 namespace ddpt {
@@ -38,7 +43,8 @@ TEST(NcclComm, OneRankAllReduceOnGpu) {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const torch::Device device(torch::kCUDA, 0);
-  auto comm = make_communicator("nccl", device, MPI_COMM_SELF);  // one GPU: a 1-rank communicator
+  auto comm =
+      make_communicator(Backend::kNccl, device, MPI_COMM_SELF);  // one GPU: a 1-rank communicator
   torch::manual_seed(5);
   const torch::Tensor host = torch::randn({4096});
   torch::Tensor t = host.to(device);
@@ -53,6 +59,55 @@ TEST(NcclComm, OneRankAllReduceOnGpu) {
   EXPECT_EQ(comm->all_gather(b).size(0), 1);
   comm->barrier();
 }
+
+#ifdef DDPTRAIN_HAVE_NCCL
+// A one-rank communicator on GPU 0 (collective over MPI_COMM_SELF only).
+NcclHandle one_rank_handle() {
+  EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
+  return NcclHandle(1, broadcast_nccl_unique_id(MPI_COMM_SELF), 0);
+}
+
+TEST(NcclComm, HandleAbortIsIdempotentAndReachesMovedHandles) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device usable by LibTorch";
+  NcclHandle first = one_rank_handle();
+  NcclHandle handle(std::move(first));
+  EXPECT_EQ(first.get(), nullptr);
+  ASSERT_NE(handle.get(), nullptr);
+  EXPECT_FALSE(handle.aborted());
+  EXPECT_FALSE(handle.ends_by_abort());
+  const ncclComm_t raw = handle.get();
+  NcclHandle::abort_all();  // finds the handle at its new place
+  EXPECT_TRUE(handle.aborted());
+  EXPECT_TRUE(handle.ends_by_abort());
+  EXPECT_EQ(handle.get(), raw);  // marked aborted, pointer left as it was
+  handle.abort();                // a second abort does nothing
+  EXPECT_TRUE(handle.aborted());
+}
+
+TEST(NcclComm, HandleEndsByAbortDuringUnwinding) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device usable by LibTorch";
+  // Destroyed before the handle (reverse order), so it sees what the handle's destructor sees.
+  struct Probe {
+    const NcclHandle& handle;
+    bool& ends_by_abort;
+    ~Probe() { ends_by_abort = handle.ends_by_abort(); }
+  };
+  bool normal = true;
+  {
+    NcclHandle handle = one_rank_handle();
+    Probe probe{handle, normal};
+  }
+  EXPECT_FALSE(normal);
+  bool unwinding = false;
+  try {
+    NcclHandle handle = one_rank_handle();
+    Probe probe{handle, unwinding};
+    throw std::runtime_error("unwind");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_TRUE(unwinding);
+}
+#endif
 
 }  // namespace
 }  // namespace ddpt

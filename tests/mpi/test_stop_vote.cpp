@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "dist/stop_vote.hpp"
+#include "comm/stop_vote.hpp"
 
 namespace ddpt {
 namespace {

@@ -4,29 +4,29 @@
 
 #include <algorithm>
 
+#include "comm/mpi_comm.hpp"
 #include "data/make_datasets.hpp"
 #include "data/synthetic_classification.hpp"
-#include "dist/mpi_comm.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
 #include "train/trainer.hpp"
 
 namespace ddpt::testing {
 
-Config small_config(const std::string& optimizer) {
+Config small_config(OptimizerType optimizer) {
   Config c;
   c.run.seed = 7;
   c.data.samples = 2048;
   c.data.features = 32;
   c.data.classes = 5;
   c.data.teacher_hidden = 16;
-  c.model.type = "mlp";
+  c.model.type = ModelType::kMlp;
   c.model.hidden = "64,48";
   c.train.batch_size = 8;
   c.train.steps = 6;
   c.train.threads = 1;
   c.optim.type = optimizer;
-  c.optim.lr = optimizer == "sgd" ? 0.05 : 1e-3;
+  c.optim.lr = optimizer == OptimizerType::kSgd ? 0.05 : 1e-3;
   c.optim.momentum = 0.9;
   c.optim.weight_decay = 0.01;
   c.log.every = 1000;  // no progress lines

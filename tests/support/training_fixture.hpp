@@ -14,7 +14,7 @@
 namespace ddpt::testing {
 
 // A config for a few quick steps: 2048 samples x 32 features, 5 classes, MLP 32 -> 64 -> 48 -> 5.
-Config small_config(const std::string& optimizer);
+Config small_config(OptimizerType optimizer);
 
 // What train() leaves: the progress records and detached copies of the final parameters and
 // buffers, in registration order.

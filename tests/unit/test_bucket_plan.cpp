@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "config/ddp_defaults.hpp"
 #include "ddp/bucket_plan.hpp"
 
 namespace ddpt {
@@ -59,6 +60,11 @@ TEST(BucketPlan, DtypesNeverShareABucket) {
 
 TEST(BucketPlan, MiBConversion) {
   EXPECT_EQ(mib_to_bytes(25.0), 25 * 1024 * 1024);
+}
+
+TEST(BucketPlan, DefaultCapsArePyTorchDdps) {
+  EXPECT_EQ(mib_to_bytes(kDefaultBucketMiB), 25 * 1024 * 1024);
+  EXPECT_EQ(mib_to_bytes(kDefaultFirstBucketMiB), 1024 * 1024);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "dist/device.hpp"
+#include "runtime/device.hpp"
 
 namespace ddpt {
 namespace {

@@ -45,7 +45,7 @@ std::vector<NamedTensor> clone_params(const std::vector<NamedTensor>& params) {
 
 OptimConfig adamw_config() {
   OptimConfig c;
-  c.type = "adamw";
+  c.type = OptimizerType::kAdamW;
   c.lr = 3e-3;
   c.beta1 = 0.9;
   c.beta2 = 0.95;
@@ -196,7 +196,7 @@ TEST(Optimizer, SgdSparesOneDimensionalParametersFromWeightDecay) {
   const torch::Tensor w0 = params[0].tensor.detach().clone();
   const torch::Tensor b0 = params[1].tensor.detach().clone();
   OptimConfig c;
-  c.type = "sgd";
+  c.type = OptimizerType::kSgd;
   c.lr = 0.1;
   c.momentum = 0.0;
   c.weight_decay = 0.5;

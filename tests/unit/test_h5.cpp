@@ -27,9 +27,9 @@ TEST_F(H5, SeriesAndAttributesRoundTrip) {
     H5File file = H5File::create(path("a.h5"));
     write_attribute(file.id(), "name", std::string("run α"));
     write_attribute(file.id(), "world_size", int64_t{3});
-    H5Id group = create_group(file.id(), "train");
-    H5Series loss = H5Series::create(group.get(), "loss", H5Series::Type::kFloat64);
-    H5Series step = H5Series::create(group.get(), "step", H5Series::Type::kInt64);
+    const H5Group group = H5Group::create(file.id(), "train");
+    H5Series loss = H5Series::create(group.id(), "loss", H5Series::Type::kFloat64);
+    H5Series step = H5Series::create(group.id(), "step", H5Series::Type::kInt64);
     for (int i = 0; i < 2500; ++i) {  // more than one chunk
       loss.append(1.0 / (i + 1));
       step.append(i);
@@ -39,9 +39,9 @@ TEST_F(H5, SeriesAndAttributesRoundTrip) {
   H5File file = H5File::open_read(path("a.h5"));
   EXPECT_EQ(read_string_attribute(file.id(), "name"), "run α");
   EXPECT_EQ(read_int_attribute(file.id(), "world_size"), 3);
-  H5Id group = open_group(file.id(), "train");
-  const auto loss = H5Series::read_all(group.get(), "loss");
-  const auto step = H5Series::read_all(group.get(), "step");
+  const H5Group group = H5Group::open(file.id(), "train");
+  const auto loss = H5Series::read_all(group.id(), "loss");
+  const auto step = H5Series::read_all(group.id(), "step");
   ASSERT_EQ(loss.size(), 2500u);
   ASSERT_EQ(step.size(), 2500u);
   EXPECT_DOUBLE_EQ(loss[0], 1.0);
@@ -69,7 +69,7 @@ TEST_F(H5, MissingAndCorruptFilesNameTheFile) {
 TEST_F(H5, FailedCallCarriesTheHdf5ErrorStack) {
   H5File file = H5File::create(path("b.h5"));
   try {
-    open_group(file.id(), "no_such_group");
+    H5Group::open(file.id(), "no_such_group");
     FAIL() << "no error for a missing group";
   } catch (const H5Error& e) {
     const std::string message = e.what();

@@ -22,13 +22,13 @@ TEST(InputDecks, EveryDeckParses) {
 
 TEST(InputDecks, Gpt2SmallIsGpt2AndSplitsOver16Ranks) {
   const Config c = parse_config({std::string(DDPTRAIN_INPUTS_DIR) + "/gpt2_small_16gpu.cfg"});
-  EXPECT_EQ(c.model.type, "gpt");
+  EXPECT_EQ(c.model.type, ModelType::kGpt);
   EXPECT_EQ(c.model.n_layer, 12);
   EXPECT_EQ(c.model.n_head, 12);
   EXPECT_EQ(c.model.n_embd, 768);
   EXPECT_EQ(c.data.block, 1024);
   EXPECT_EQ(c.model.vocab, 50304);
-  EXPECT_EQ(c.train.precision, "bf16");
+  EXPECT_EQ(c.train.precision, Precision::kBf16);
   EXPECT_EQ(per_rank_batch(c.train, 16), 16);
   EXPECT_EQ(per_rank_batch(c.train, 4), 64);
 }

@@ -10,7 +10,7 @@
 namespace ddpt {
 namespace {
 
-OptimConfig schedule(const std::string& kind, int64_t warmup) {
+OptimConfig schedule(LrScheduleType kind, int64_t warmup) {
   OptimConfig c;
   c.lr = 0.6;
   c.min_lr = 0.06;
@@ -22,7 +22,7 @@ OptimConfig schedule(const std::string& kind, int64_t warmup) {
 }
 
 TEST(LrSchedule, WarmupThenCosineToMinLr) {
-  const LrSchedule s(schedule("cosine", 10), /*total_steps=*/110);
+  const LrSchedule s(schedule(LrScheduleType::kCosine, 10), /*total_steps=*/110);
   EXPECT_DOUBLE_EQ(s.lr_at(0), 0.06);     // 0.6 x 1/10
   EXPECT_DOUBLE_EQ(s.lr_at(4), 0.30);     // 0.6 x 5/10
   EXPECT_DOUBLE_EQ(s.lr_at(9), 0.6);      // end of warmup: the peak
@@ -32,7 +32,7 @@ TEST(LrSchedule, WarmupThenCosineToMinLr) {
   EXPECT_NEAR(s.lr_at(35), 0.06 + 0.54 * (1 + std::cos(M_PI / 4)) / 2, 1e-12);
   EXPECT_DOUBLE_EQ(s.lr_at(110), 0.06);
   EXPECT_DOUBLE_EQ(s.lr_at(500), 0.06);
-  OptimConfig early = schedule("cosine", 0);
+  OptimConfig early = schedule(LrScheduleType::kCosine, 0);
   early.decay_steps = 50;  // decay ends before train.steps
   EXPECT_DOUBLE_EQ(LrSchedule(early, 110).lr_at(0), 0.6);
   EXPECT_NEAR(LrSchedule(early, 110).lr_at(25), 0.33, 1e-12);
@@ -40,12 +40,12 @@ TEST(LrSchedule, WarmupThenCosineToMinLr) {
 }
 
 TEST(LrSchedule, StepDecayAndConstant) {
-  const LrSchedule step(schedule("step", 0), 200);
+  const LrSchedule step(schedule(LrScheduleType::kStep, 0), 200);
   EXPECT_DOUBLE_EQ(step.lr_at(0), 0.6);
   EXPECT_DOUBLE_EQ(step.lr_at(29), 0.6);
   EXPECT_DOUBLE_EQ(step.lr_at(30), 0.3);
   EXPECT_DOUBLE_EQ(step.lr_at(95), 0.075);
-  const LrSchedule constant(schedule("constant", 4), 200);
+  const LrSchedule constant(schedule(LrScheduleType::kConstant, 4), 200);
   EXPECT_DOUBLE_EQ(constant.lr_at(1), 0.3);
   EXPECT_DOUBLE_EQ(constant.lr_at(150), 0.6);
 }
@@ -68,7 +68,7 @@ struct TwoParams {
 TEST(Optimizer, AdamWFirstStepMatchesTheFormulaAndSparesOneDimensionalParameters) {
   TwoParams p;
   OptimConfig c;
-  c.type = "adamw";
+  c.type = OptimizerType::kAdamW;
   c.lr = 0.01;
   c.weight_decay = 0.1;
   c.eps = 1e-8;
@@ -86,7 +86,7 @@ TEST(Optimizer, AdamWFirstStepMatchesTheFormulaAndSparesOneDimensionalParameters
 TEST(Optimizer, NesterovSgdFirstTwoSteps) {
   TwoParams p;
   OptimConfig c;
-  c.type = "sgd";
+  c.type = OptimizerType::kSgd;
   c.lr = 0.1;
   c.momentum = 0.9;
   c.nesterov = true;

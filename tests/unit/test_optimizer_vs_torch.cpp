@@ -84,7 +84,7 @@ Worst compare(const OptimConfig& config, const H5File& file, const std::string& 
 
 OptimConfig adamw_config(const H5File& file) {
   OptimConfig c;
-  c.type = "adamw";
+  c.type = OptimizerType::kAdamW;
   c.beta1 = scalar(file, "adamw/beta1");
   c.beta2 = scalar(file, "adamw/beta2");
   c.eps = scalar(file, "adamw/eps");
@@ -112,7 +112,7 @@ TEST_F(OptimizerVsTorch, AdamWMatchesTorchEveryStepWithDecayOnTheWeightOnly) {
 TEST_F(OptimizerVsTorch, NesterovSgdMatchesTorchEveryStepWithDecayOnTheWeightOnly) {
   const H5File file = H5File::open_read(reference_path());
   OptimConfig c;
-  c.type = "sgd";
+  c.type = OptimizerType::kSgd;
   c.momentum = scalar(file, "sgd/momentum");
   c.nesterov = scalar(file, "sgd/nesterov") != 0;
   c.weight_decay = scalar(file, "sgd/weight_decay");

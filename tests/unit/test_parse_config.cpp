@@ -41,7 +41,7 @@ TEST_F(ParseConfig, DeckValuesAndCommandLineOverrides) {
   const Config c = parse_config({path, "--train.steps=9", "--optim.lr", "0.5"});
   EXPECT_EQ(c.train.batch_size, 48);  // from the deck
   EXPECT_EQ(c.train.steps, 9);        // the command line wins
-  EXPECT_EQ(c.optim.type, "sgd");
+  EXPECT_EQ(c.optim.type, OptimizerType::kSgd);
   EXPECT_DOUBLE_EQ(c.optim.lr, 0.5);
   EXPECT_EQ(c.train.grad_accum, 1);  // default
   EXPECT_NE(c.resolved_text.find("batch_size = 48"), std::string::npos);
@@ -52,6 +52,22 @@ TEST_F(ParseConfig, ResolvedDeckParsesBackToTheSameValues) {
   const Config first = parse_config({deck("[train]\nbatch_size = 3\n[optim]\nlr = 0.123\n")});
   const Config second = parse_config({deck(first.resolved_text)});
   EXPECT_EQ(second.resolved_text, first.resolved_text);
+}
+
+// Words are checked once, here: below the parser, options like model.type are enums.
+TEST_F(ParseConfig, AnUnknownWordNamesTheOptionAndTheChoices) {
+  EXPECT_NE(error_of({deck(""), "--model.type=transformer-xl"})
+                .find("option 'model.type' = transformer-xl: must be one of: mlp, cnn, gpt, "
+                      "torchscript"),
+            std::string::npos);
+  EXPECT_NE(error_of({deck(""), "--optim.schedule=linear"})
+                .find("must be one of: constant, cosine, step"),
+            std::string::npos);
+  const Config c =
+      parse_config({deck(""), "--optim.schedule=cosine", "--data.type=tokens", "--data.path=x.h5"});
+  EXPECT_EQ(c.optim.schedule, LrScheduleType::kCosine);
+  EXPECT_EQ(c.data.type, DataType::kTokens);
+  EXPECT_NE(c.resolved_text.find("schedule = cosine"), std::string::npos);
 }
 
 TEST_F(ParseConfig, UnknownKeyInDeckNamesIt) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/parse_config.hpp"
 #include "train/progress_display.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -40,13 +41,22 @@ TEST(ProgressDisplay, FormatsDurationsAsMinutesOrHours) {
 }
 
 TEST(ProgressDisplay, AutoPicksTheBarOnATerminalOnlyAndAnExplicitChoiceWins) {
-  EXPECT_EQ(choose_progress_style("auto", /*terminal=*/true), ProgressStyle::kBar);
-  EXPECT_EQ(choose_progress_style("auto", false), ProgressStyle::kLines);
-  EXPECT_EQ(choose_progress_style("bar", false), ProgressStyle::kBar);
-  EXPECT_EQ(choose_progress_style("bar", true), ProgressStyle::kBar);
-  EXPECT_EQ(choose_progress_style("lines", true), ProgressStyle::kLines);
-  EXPECT_EQ(choose_progress_style("lines", false), ProgressStyle::kLines);
-  EXPECT_THROW(choose_progress_style("fancy", true), ConfigError);
+  EXPECT_EQ(choose_progress_style(ProgressChoice::kAuto, /*terminal=*/true), ProgressStyle::kBar);
+  EXPECT_EQ(choose_progress_style(ProgressChoice::kAuto, false), ProgressStyle::kLines);
+  EXPECT_EQ(choose_progress_style(ProgressChoice::kBar, false), ProgressStyle::kBar);
+  EXPECT_EQ(choose_progress_style(ProgressChoice::kBar, true), ProgressStyle::kBar);
+  EXPECT_EQ(choose_progress_style(ProgressChoice::kLines, true), ProgressStyle::kLines);
+  EXPECT_EQ(choose_progress_style(ProgressChoice::kLines, false), ProgressStyle::kLines);
+  // Words end at the parser: below it log.progress is an enum.
+  try {
+    parse_config({"--log.progress=fancy"}, /*deck_optional=*/true);
+    ADD_FAILURE() << "log.progress = fancy was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("'log.progress' = fancy: must be one of: auto, bar, lines"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ProgressDisplay, RendersBarCountPercentLossRateAndEta) {

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Training throughput of the scaling MLP at 1 and 2 ranks (one thread per rank) for ddptrain and,
+# in the same run, for PyTorch DDP with gloo on the same model (the anchor). Prints samples/s and
+# scaling efficiency = throughput(2) / (2 x throughput(1)). Not a test: it prints figures.
+# These machines are noisy: the four configurations are run in turn, REPEATS times, and each
+# figure is the median of its repeats.
+# Usage: share/dev/bench/scaling_mlp.sh [STEPS] [REPEATS]   (build first: share/dev/setup.sh)
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+ddptrain=${DDPTRAIN:-$repo/build/bin/ddptrain}
+steps=${1:-300}
+repeats=${2:-3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Both implementations unbound, so each rank's threads may use any core.
+launch=(mpirun --oversubscribe --bind-to none -np)
+
+ddptrain_rate() {  # ranks -> global samples/s (steady state, after warm-up steps)
+  "${launch[@]}" "$1" "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
+    --train.steps="$steps" --run.dir="$tmp/run$1" >"$tmp/ddptrain$1.txt"
+  grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$1.txt"
+}
+pytorch_rate() {
+  "${launch[@]}" "$1" /usr/bin/python3 "$repo/share/dev/bench/pytorch_ddp_mlp.py" \
+    --steps "$steps" --threads 1 --batch 64 >"$tmp/pytorch$1.txt"
+  grep -oP 'samples_per_s=\K[0-9.]+' "$tmp/pytorch$1.txt"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+declare -a D1 D2 P1 P2
+for ((r = 1; r <= repeats; ++r)); do
+  D1+=("$(ddptrain_rate 1)"); D2+=("$(ddptrain_rate 2)")
+  P1+=("$(pytorch_rate 1)"); P2+=("$(pytorch_rate 2)")
+  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]}, pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks)"
+done
+d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}")
+p1=$(median "${P1[@]}"); p2=$(median "${P2[@]}")
+printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores\n' \
+  "$steps" "$repeats" "$(nproc)"
+printf '%-12s %14s %14s %12s\n' implementation "1 rank (s/s)" "2 ranks (s/s)" efficiency
+for impl in ddptrain pytorch_ddp; do
+  if [[ $impl == ddptrain ]]; then a=$d1 b=$d2; else a=$p1 b=$p2; fi
+  awk -v i="$impl" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %14.0f %14.0f %12.3f\n", i, a, b, b / (2 * a) }'
+done
+awk -v d="$d2" -v p="$p2" 'BEGIN { printf "ddptrain / pytorch_ddp at 2 ranks: %.2fx\n", d / p }'

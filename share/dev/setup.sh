@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs what ddptrain needs on Debian 12 or 13 (only what is missing) and builds it into build/.
+# Idempotent: a second run installs nothing and rebuilds only what changed.
+# Usage: share/dev/setup.sh [--build-only]   (from anywhere; as root, or with sudo available)
+#        --build-only: only what building needs, not what the tests run (Debian's python3 with
+#        torch, SLURM, Lmod); for a machine that builds but does not test (the CUDA CI leg).
+# Env:   DDPTRAIN_BUILD_DIR (default <repo>/build), DDPTRAIN_JOBS (default: number of cores),
+#        DDPTRAIN_CMAKE_ARGS (extra configure arguments, e.g. -DDDPTRAIN_WITH_NCCL=OFF),
+#        DDPTRAIN_EXTRA_PACKAGES (more Debian packages, e.g. libtorch-cuda-dev for the CUDA CI leg)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${DDPTRAIN_BUILD_DIR:-$repo/build}
+jobs=${DDPTRAIN_JOBS:-$(nproc --all)}
+
+build_only=false
+[[ ${1:-} == --build-only ]] && build_only=true
+
+# Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
+# spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it; the
+# GPT's fused attention links libblas.so, which the alternatives point at OpenBLAS at run time),
+# ccache. Where LibTorch with CUDA (libtorch-cuda-dev, Debian 13) is installed it stands in for
+# the CPU one: the two conflict.
+packages=(
+  build-essential cmake ccache git pkg-config
+  libopenblas0-openmp libblas-dev
+  libopenmpi-dev openmpi-bin
+  libhdf5-openmpi-dev hdf5-tools
+  libboost-program-options-dev
+  libgtest-dev googletest
+  libspdlog-dev libfmt-dev
+)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+read -r -a extra_packages <<<"${DDPTRAIN_EXTRA_PACKAGES:-}"
+packages+=("${extra_packages[@]}")
+[[ " ${packages[*]} " == *" libtorch-cuda-dev "* ]] || installed libtorch-cuda-dev ||
+  packages+=(libtorch-dev)
+# What the tests run: Debian's python3 with torch/h5py for test models and post-analysis, and
+# SLURM + Lmod: slurm/ and modules/ are tested against a real SLURM and Lmod (tests/cluster/);
+# nothing here starts their daemons: the tests do, on loopback, and stop them again.
+$build_only || packages+=(
+  python3 python3-torch python3-h5py python3-matplotlib
+  slurm-wlm slurmctld slurmd slurm-client munge lmod
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+else
+  echo "== all Debian packages present"
+fi
+
+# CUDA + NCCL are optional; on machines that have them (nvcc on PATH) the NCCL backend is built.
+cmake_args=(-S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release)
+if command -v nvcc >/dev/null 2>&1; then
+  cmake_args+=(-DCUDAToolkit_ROOT="$(dirname "$(dirname "$(command -v nvcc)")")")
+fi
+read -r -a extra_args <<<"${DDPTRAIN_CMAKE_ARGS:-}"
+cmake_args+=("${extra_args[@]}")
+if [[ ! -f "$build/CMakeCache.txt" || ${#extra_args[@]} -gt 0 ]]; then
+  echo "== configuring $build ${extra_args[*]}"
+  cmake "${cmake_args[@]}"
+fi
+echo "== building with $jobs jobs"
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+cmake --build "$build" -j "$jobs"
+echo "== built $build/bin/ddptrain"

@@ -1,0 +1,74 @@
+#include "app/run_banner.hpp"
+
+#include <fmt/format.h>
+
+#include "util/log.hpp"
+
+namespace ddpt {
+namespace {
+
+// "1.2 GFLOP": floating-point operations with an SI prefix.
+std::string human_flops(double flops) {
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int k = 0;
+  while (flops >= 1000 && k < 5) {
+    flops /= 1000;
+    ++k;
+  }
+  return fmt::format("{:.3g} {}FLOP", flops, prefixes[k]);
+}
+
+// The model, its compute, precision and frozen parameters.
+void log_model(const BannerInputs& in, int64_t global_batch) {
+  spdlog::info("  model           : {} ({} parameters)", in.model.describe(),
+               parameter_count(in.model));
+  if (const double flops = in.model.forward_flops_per_sample(); flops > 0) {
+    spdlog::info("  compute         : {} per sample forward, about {} per training step",
+                 human_flops(flops), human_flops(3 * flops * static_cast<double>(global_batch)));
+  }
+  const Precision precision = in.trainer.precision;
+  spdlog::info("  precision       : {}{}{}", choice_name(precision),
+               precision == Precision::kFp32 ? "" : " autocast (weights, optimizer fp32)",
+               in.trainer.loss_scale
+                   ? fmt::format(", loss scale {} (dynamic)", *in.trainer.loss_scale)
+                   : std::string());
+  if (in.freeze.frozen_tensors > 0) {
+    spdlog::info("  trainable       : {} values; frozen: {} values in {} tensors ({})",
+                 in.freeze.trainable_values, in.freeze.frozen_values, in.freeze.frozen_tensors,
+                 in.config.model.freeze);
+  }
+}
+
+// The data, the batch, the buckets and the optimizer.
+void log_training(const BannerInputs& in, int64_t batch) {
+  const Config& config = in.config;
+  const int ranks = in.comm.size();
+  spdlog::info("  data            : {}", in.data.train->describe());
+  if (in.data.val) spdlog::info("  validation      : {}", in.data.val->describe());
+  spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step", batch,
+               config.train.grad_accum, ranks, batch * config.train.grad_accum * ranks);
+  spdlog::info(
+      "  buckets         : {} (first {} MiB, then {} MiB), gradients on the wire in {}",
+      in.trainer.buckets, config.ddp.first_bucket_mb, config.ddp.bucket_mb,
+      config.ddp.compress == WirePrecision::kNone ? "fp32" : choice_name(config.ddp.compress));
+  spdlog::info("  optimizer       : {}, weight decay {} (not on biases and norms){}",
+               choice_name(config.optim.type), config.optim.weight_decay,
+               config.optim.clip > 0
+                   ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
+                   : std::string());
+  spdlog::info("  learning rate   : {}", in.trainer.schedule);
+}
+
+}  // namespace
+
+void log_run_banner(const BannerInputs& in) {
+  spdlog::info("{}", describe_job(in.job, in.comm.backend_name()));
+  const int64_t batch = per_rank_batch(in.config.train, in.comm.size());
+  log_model(in, batch * in.config.train.grad_accum * in.comm.size());
+  log_training(in, batch);
+  if (!in.resume_path.empty()) {
+    spdlog::info("  resumed         : at step {} from {}", in.resume_step, in.resume_path);
+  }
+}
+
+}  // namespace ddpt

@@ -1,0 +1,152 @@
+#include "comm/mpi_comm.hpp"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <exception>
+
+#include "comm/mpi_half_sum.hpp"
+#include "util/check.hpp"
+
+namespace ddpt {
+namespace {
+
+MPI_Datatype mpi_type_of(const torch::Tensor& tensor) {
+  switch (tensor.scalar_type()) {
+    case torch::kFloat:
+      return MPI_FLOAT;
+    case torch::kDouble:
+      return MPI_DOUBLE;
+    case torch::kLong:
+      return MPI_INT64_T;
+    case torch::kInt:
+      return MPI_INT32_T;
+    case torch::kByte:
+      return MPI_UINT8_T;
+    case torch::kBFloat16:
+    case torch::kHalf:
+      return half_sum(tensor.scalar_type()).type;
+    default:
+      throw Error(
+          std::string("MpiComm: unsupported tensor dtype ") + c10::toString(tensor.scalar_type()),
+          ExitCode::kInternal, Raised::kThisRank);
+  }
+}
+
+int checked_count(const torch::Tensor& tensor) {
+  if (tensor.numel() > INT_MAX) {
+    throw Error("MpiComm: tensor of " + std::to_string(tensor.numel()) +
+                    " elements exceeds MPI's int count",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  return static_cast<int>(tensor.numel());
+}
+
+void require_host_contiguous(const torch::Tensor& tensor, const char* what) {
+  if (!tensor.device().is_cpu() || !tensor.is_contiguous()) {
+    throw Error(std::string("MpiComm::") + what + " needs a contiguous CPU tensor",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+}
+
+class MpiWork final : public Work {
+ public:
+  explicit MpiWork(std::future<void> done, std::shared_ptr<Clock::time_point> started)
+      : done_(std::move(done)), started_(std::move(started)) {}
+  void wait() override {
+    if (done_.valid()) done_.get();  // rethrows an MPI error from the communication thread
+  }
+  Clock::time_point started_at() const override { return *started_; }
+
+ private:
+  std::future<void> done_;
+  std::shared_ptr<Clock::time_point> started_;  // written by the communication thread
+};
+
+}  // namespace
+
+MpiComm::MpiComm(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
+  DDPT_CHECK_MPI(MPI_Comm_dup(comm, comm_.out()));
+  DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
+  DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
+  DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
+}
+
+MpiComm::~MpiComm() {
+  // Unwinding from an error: peers may never join a queued collective; do not wait for them,
+  // and leave the communicator to MPI_Abort (freeing it is itself collective).
+  if (std::uncaught_exceptions() > 0 && !thread_.cancel()) comm_.release();
+}
+
+std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp op) {
+  require_host_contiguous(tensor, "all_reduce");
+  if (op == ReduceOp::kAvg && !tensor.is_floating_point()) {
+    throw Error("MpiComm::all_reduce: average needs a floating-point tensor", ExitCode::kInternal,
+                Raised::kThisRank);
+  }
+  const MPI_Datatype type = mpi_type_of(tensor);
+  const bool half =
+      tensor.scalar_type() == torch::kBFloat16 || tensor.scalar_type() == torch::kHalf;
+  const MPI_Op sum = half ? half_sum(tensor.scalar_type()).sum : MPI_SUM;
+  const int count = checked_count(tensor);
+  auto started = std::make_shared<Clock::time_point>();
+  auto done = thread_.submit([this, tensor, op, type, sum, count, started,
+                              name = next_collective_name("all_reduce", tensor)]() mutable {
+    *started = Clock::now();
+    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+    // A blocking all-reduce on this thread: Open MPI's tuned shared-memory and network
+    // algorithms run at full speed, where MPI_Iallreduce (libnbc) progresses only inside
+    // MPI_Test calls; measured 8 ms vs 2 ms of exposed wait per step on the scaling MLP.
+    if (size_ > 1) {
+      DDPT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, sum, comm_.get()));
+    }
+    if (op == ReduceOp::kAvg && size_ > 1) tensor.div_(size_);
+  });
+  return std::make_shared<MpiWork>(std::move(done), std::move(started));
+}
+
+void MpiComm::broadcast(torch::Tensor tensor, int root) {
+  require_host_contiguous(tensor, "broadcast");
+  const MPI_Datatype type = mpi_type_of(tensor);
+  const int count = checked_count(tensor);
+  run_blocking([&, name = next_collective_name("broadcast", tensor)]() mutable {
+    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+    DDPT_CHECK_MPI(MPI_Bcast(tensor.data_ptr(), count, type, root, comm_.get()));
+  });
+}
+
+torch::Tensor MpiComm::all_gather(const torch::Tensor& tensor) {
+  const torch::Tensor input = tensor.contiguous();
+  require_host_contiguous(input, "all_gather");
+  std::vector<int64_t> shape{size_};
+  shape.insert(shape.end(), input.sizes().begin(), input.sizes().end());
+  torch::Tensor output = torch::empty(shape, input.options());
+  const MPI_Datatype type = mpi_type_of(input);
+  const int count = checked_count(input);
+  run_blocking([&, name = next_collective_name("all_gather", input)]() mutable {
+    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+    DDPT_CHECK_MPI(
+        MPI_Allgather(input.data_ptr(), count, type, output.data_ptr(), count, type, comm_.get()));
+  });
+  return output;
+}
+
+void MpiComm::barrier() {
+  run_blocking([&, name = fmt::format("MPI barrier #{}", ++collectives_)]() mutable {
+    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+    DDPT_CHECK_MPI(MPI_Barrier(comm_.get()));
+  });
+}
+
+std::string MpiComm::next_collective_name(const char* what, const torch::Tensor& tensor) {
+  ++collectives_;
+  if (watchdog_ == nullptr || size_ == 1) return {};  // nobody reads it: keep the step lean
+  return fmt::format("MPI {} #{} ({} x {})", what, collectives_, tensor.numel(),
+                     c10::toString(tensor.scalar_type()));
+}
+
+void MpiComm::run_blocking(std::function<void()> job) {
+  thread_.submit(std::move(job)).get();
+}
+
+}  // namespace ddpt

@@ -1,0 +1,46 @@
+// Communicator over MPI on host (CPU) tensors. Owns a duplicate of the MPI communicator it is
+// given (so its traffic never mixes with anyone else's) and a communication thread that issues
+// every MPI call: all-reduces of finished gradient buckets run there while backward goes on.
+#pragma once
+
+#include <mpi.h>
+
+#include "comm/comm_thread.hpp"
+#include "comm/communicator.hpp"
+#include "comm/watchdog.hpp"
+#include "runtime/mpi_comm_handle.hpp"
+
+namespace ddpt {
+
+class MpiComm final : public Communicator {
+ public:
+  // Collective over `comm` (MPI_Comm_dup). Every collective is watched by `watchdog` (may be
+  // null: unwatched).
+  explicit MpiComm(MPI_Comm comm, Watchdog* watchdog = nullptr);
+  ~MpiComm() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend_name() const override { return "mpi"; }
+  torch::Device device() const override { return torch::kCPU; }
+
+  std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override;
+  void broadcast(torch::Tensor tensor, int root) override;
+  torch::Tensor all_gather(const torch::Tensor& tensor) override;
+  void barrier() override;
+
+ private:
+  // Runs `job` on the communication thread and waits for it (rethrowing its error).
+  void run_blocking(std::function<void()> job);
+  // "MPI all_reduce #12 (1000 x float)": the same text on every rank for the same collective.
+  std::string next_collective_name(const char* what, const torch::Tensor& tensor);
+
+  MpiCommHandle comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  Watchdog* watchdog_;
+  int64_t collectives_ = 0;  // issued so far, on the calling thread
+  CommThread thread_;        // destroyed first: drains queued collectives before comm_ is freed
+};
+
+}  // namespace ddpt

@@ -1,0 +1,105 @@
+// Deadlines for collectives and checkpoint phases (dist.timeout_s). A rank still inside one past
+// its deadline asks every rank where it is, names the ranks that did not arrive, and aborts the
+// job with exit code 5, instead of hanging until the wall-clock limit.
+//
+// Callers say what they are doing with watch() (a scope) or watch_until() (work that completes
+// on a CUDA stream). A thread checks the deadlines and answers the other ranks' questions over a
+// duplicate of the world communicator, so a rank busy computing or stuck in a collective of its
+// own still answers; a stopped or dead rank does not, and is named for it.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/mpi_comm_handle.hpp"
+#include "util/stopwatch.hpp"
+
+namespace ddpt {
+
+class Watchdog {
+ public:
+  // Collective over `comm` (duplicates it, gathers the host names). A 1-rank job starts no thread:
+  // nobody can fail to arrive.
+  Watchdog(MPI_Comm comm, double timeout_s);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Watched from construction to destruction. A default-constructed scope watches nothing.
+  class Scope {
+   public:
+    Scope() = default;
+    Scope(Scope&& other) noexcept;
+    Scope& operator=(Scope&&) = delete;
+    Scope(const Scope&) = delete;
+    ~Scope();
+
+   private:
+    friend class Watchdog;
+    Scope(Watchdog* owner, uint64_t id) : owner_(owner), id_(id) {}
+    Watchdog* owner_ = nullptr;
+    uint64_t id_ = 0;
+  };
+
+  // `what` names the phase in reports; ranks in the same collective must use the same text
+  // (a per-communicator sequence number makes it unique).
+  [[nodiscard]] Scope watch(std::string what);
+  // Watched until done() returns true (called from the watchdog's thread).
+  void watch_until(std::string what, std::function<bool()> done);
+  // The optimizer step in progress, for reports.
+  void set_step(int64_t step) { step_.store(step, std::memory_order_relaxed); }
+
+ private:
+  struct Entry {
+    uint64_t id = 0;
+    std::string what;
+    int64_t step = 0;
+    Clock::time_point since;
+    std::function<bool()> done;  // empty for scopes
+  };
+  struct Answer {
+    int rank = 0;
+    bool expired = false;
+    int64_t step = 0;
+    std::vector<std::pair<double, std::string>> phases;  // seconds inside, what
+  };
+
+  void loop();
+  void unwatch(uint64_t id);
+  void answer_queries();
+  std::optional<Entry> first_expired();
+  std::string status_text();
+  // Asks every rank, reports, aborts the job with exit code 5.
+  [[noreturn]] void on_timeout(const Entry& entry);
+  std::string report(const Entry& entry, const std::vector<std::optional<Answer>>& answers) const;
+
+  MpiCommHandle comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  double timeout_s_;
+  std::vector<std::string> hosts_;  // by rank
+  std::atomic<int64_t> step_{0};
+
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  uint64_t next_id_ = 1;
+  bool stopping_ = false;
+  std::condition_variable wake_;
+  std::thread thread_;  // last: started after the members it uses exist
+};
+
+// watchdog->watch(what), or an empty scope when there is no watchdog.
+inline Watchdog::Scope watch(Watchdog* watchdog, std::string what) {
+  return watchdog ? watchdog->watch(std::move(what)) : Watchdog::Scope();
+}
+
+}  // namespace ddpt

@@ -1,0 +1,13 @@
+// Default gradient bucket caps: the one definition, for the ddp.* options (config.hpp) and for
+// the data-parallel engine's own defaults (ddp/data_parallel.hpp). Here, in config/, because
+// config/ sits below ddp/ and may not include it.
+#pragma once
+
+namespace ddpt {
+
+// PyTorch DDP's defaults: 25 MiB buckets, and a 1 MiB first bucket so that communication starts
+// early in backward.
+constexpr double kDefaultBucketMiB = 25.0;
+constexpr double kDefaultFirstBucketMiB = 1.0;
+
+}  // namespace ddpt

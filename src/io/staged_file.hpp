@@ -1,0 +1,17 @@
+// Every output file of ddptrain (checkpoints and their links, metrics.h5, predictions, make-data
+// files) is written under a staging name beside its final one and renamed over it when complete:
+// rename(2) within one directory is atomic, so a reader, or a job killed half-way, sees the old
+// file or the new one, never half of one. The staging name is ".NAME.tmp" in the same directory
+// (hidden, and on the same file system as the final name).
+#pragma once
+
+#include <filesystem>
+
+namespace ddpt {
+
+// Where the file that will become `final_path` is written.
+std::filesystem::path staging_path(const std::filesystem::path& final_path);
+// Renames staging_path(final_path) to `final_path`, replacing what was there.
+void publish_staged(const std::filesystem::path& final_path);
+
+}  // namespace ddpt

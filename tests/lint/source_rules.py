@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Rules of the source tree that a compiler does not check.
+
+1. Layers: a file in src/LAYER/ includes only its own layer and the layers below it:
+   util -> config -> runtime -> comm, h5 -> ddp -> data -> models -> train -> io -> app.
+2. Length: no function body in src/ is longer than 80 lines, apart from the declarative option
+   table (config/parse_config.cpp's make_table).
+
+Usage: source_rules.py SRC_DIR. Prints every violation; exit status 1 if there is one.
+"""
+import pathlib
+import re
+import sys
+
+LAYERS = ["util", "config", "runtime", "comm", "h5", "ddp", "data", "models", "train", "io",
+          "app"]
+# Layers side by side: neither includes the other.
+PEERS = {frozenset({"comm", "h5"})}
+MAX_LINES = 80
+EXEMPT_FUNCTIONS = {("config/parse_config.cpp", "make_table")}
+
+
+def blank_comments_and_strings(text):
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"^\s*#.*$", "", text, flags=re.M)
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", "", m.group(0)), text, flags=re.S)
+    text = re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+    return re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
+
+
+def long_functions(path, text):
+    """(first line, lines, header) of every function body longer than MAX_LINES."""
+    found, stack, starts, header, line = [], [], [], "", 1
+    for ch in blank_comments_and_strings(text):
+        if ch == "\n":
+            line += 1
+        if ch == "{":
+            h = " ".join(header.split())
+            at_scope = all(kind in ("namespace", "class") for kind in stack)
+            if re.match(r"^namespace\b", h) or h.startswith('extern ""'):
+                kind = "namespace"
+            elif re.search(r"\b(class|struct|union)\b", h) and "(" not in h:
+                kind = "class"
+            elif at_scope and "(" in h and not re.match(r"^(if|for|while|switch|return)\b", h) \
+                    and not h.endswith("="):
+                kind = "function"
+            else:
+                kind = "block"
+            stack.append(kind)
+            starts.append((line, h))
+            header = ""
+        elif ch == "}":
+            kind = stack.pop()
+            first, h = starts.pop()
+            if kind == "function" and line - first + 1 > MAX_LINES:
+                found.append((first, line - first + 1, h))
+            header = ""
+        elif ch == ";":
+            header = ""
+        else:
+            header += ch
+    return found
+
+
+def main():
+    src = pathlib.Path(sys.argv[1])
+    problems = []
+    for path in sorted(src.rglob("*.[ch]pp")):
+        relative = path.relative_to(src).as_posix()
+        text = path.read_text()
+        layer = relative.split("/")[0] if "/" in relative else None
+        if layer in LAYERS:
+            for i, row in enumerate(text.split("\n"), 1):
+                match = re.match(r'#include "([a-z_]+)/', row)
+                if not match or match.group(1) not in LAYERS:
+                    continue
+                target = match.group(1)
+                if frozenset({layer, target}) in PEERS or \
+                        LAYERS.index(target) > LAYERS.index(layer):
+                    problems.append(f"{relative}:{i}: layer {layer}/ includes {target}/, which "
+                                    f"sits above it ({' -> '.join(LAYERS)})")
+        for first, lines, header in long_functions(path, text):
+            name = re.sub(r"\(.*", "", header).split()[-1].split("::")[-1]
+            if (relative, name) in EXEMPT_FUNCTIONS:
+                continue
+            problems.append(f"{relative}:{first}: {header[:70]}... is {lines} lines "
+                            f"(at most {MAX_LINES})")
+    for problem in problems:
+        print(problem)
+    print(f"source rules: {len(problems)} violation(s) in {src}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+// The parts of a run's state save and load themselves through StateWriter/StateReader
+// (train/checkpointed.hpp); here through the HDF5 ones a checkpoint uses, in a one-process file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "h5/h5_file.hpp"
+#include "io/h5_state.hpp"
+#include "train/early_stopping.hpp"
+#include "train/ema.hpp"
+#include "train/loss_scaler.hpp"
+#include "train/spike_guard.hpp"
+
+namespace ddpt {
+namespace {
+
+class Checkpointed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() /
+            ("ddptrain_checkpointed_" + std::to_string(::getpid()) + ".h5");
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  void save(const std::vector<const ddpt::Checkpointed*>& parts) {
+    H5File file = H5File::create(path_.string());
+    H5StateWriter writer(H5Group::open(file.id(), "/"), /*rank=*/0, /*world_size=*/1);
+    for (const auto* part : parts) part->save(writer);
+  }
+  void load(const std::vector<ddpt::Checkpointed*>& parts) {
+    const H5File file = H5File::open_read(path_.string());
+    const H5StateReader reader(H5Group::open(file.id(), "/"), 0, 1, 1);
+    for (auto* part : parts) part->load(reader);
+  }
+  std::filesystem::path path_;
+};
+
+TrainConfig patient(int64_t patience) {
+  TrainConfig train;
+  train.patience = patience;
+  return train;
+}
+
+TEST_F(Checkpointed, CountersAndScalesContinueWhereTheyWereSaved) {
+  LossScaler scaler(1024, /*growth_interval=*/3, /*backoff=*/0.5);
+  scaler.update(true);
+  scaler.update(true);  // two good steps of three
+  EarlyStopping stopping(patient(2));
+  EXPECT_FALSE(stopping.should_stop(1.0));
+  EXPECT_FALSE(stopping.should_stop(1.5));  // one evaluation without improvement
+  save({&scaler, &stopping});
+
+  LossScaler resumed_scaler(1, 3, 0.5);
+  EarlyStopping resumed_stopping(patient(2));
+  load({&resumed_scaler, &resumed_stopping});
+  EXPECT_EQ(resumed_scaler.scale(), 1024);
+  resumed_scaler.update(true);  // the third good step: the scale doubles
+  EXPECT_EQ(resumed_scaler.scale(), 2048);
+  EXPECT_EQ(resumed_stopping.evals_without_improvement(), 1);
+  EXPECT_TRUE(resumed_stopping.should_stop(1.2)) << "two evaluations without improvement";
+}
+
+// Checkpoints of earlier versions stored every counter as a float64 attribute of /loop.
+TEST_F(Checkpointed, CountersSavedAsFloatsByEarlierVersionsLoad) {
+  {
+    H5File file = H5File::create(path_.string());
+    const H5Group loop = H5Group::create(file.id(), "loop");
+    write_attribute(loop.id(), "loss_scale", 512.0);
+    write_attribute(loop.id(), "loss_scale_good_steps", 2.0);
+    write_attribute(loop.id(), "spike_mean", 3.0);
+    write_attribute(loop.id(), "spike_seen", 5.0);
+    write_attribute(loop.id(), "spike_lr_factor", 0.25);
+  }
+  LossScaler scaler(1, 3, 0.5);
+  TrainConfig train;
+  train.spike_factor = 2.0;
+  train.spike_window = 5;
+  SpikeGuard guard(train);
+  load({&scaler, &guard});
+  scaler.update(true);
+  EXPECT_EQ(scaler.scale(), 1024);  // 512 after its third good step
+  EXPECT_DOUBLE_EQ(guard.mean(), 3.0);
+  EXPECT_DOUBLE_EQ(guard.lr_factor(), 0.25);
+  EXPECT_TRUE(guard.is_spike(6.5)) << "the window of 5 is full after loading 5 seen losses";
+}
+
+TEST_F(Checkpointed, TheMovingAverageStartsAtTheWeightsOfACheckpointWithoutOne) {
+  const torch::Tensor w = torch::ones({2, 2});
+  Ema ema({{"w", w}}, 0.9);
+  {
+    H5File file = H5File::create(path_.string());
+    H5StateWriter writer(H5Group::open(file.id(), "/"), 0, 1);
+    writer.group("model")->tensor("w", torch::full({2, 2}, 3.0));
+  }
+  load({&ema});
+  EXPECT_TRUE(ema.averages()[0].tensor.equal(torch::full({2, 2}, 3.0)));
+  save({&ema});
+  Ema resumed({{"w", w}}, 0.9);
+  load({&resumed});
+  EXPECT_TRUE(resumed.averages()[0].tensor.equal(torch::full({2, 2}, 3.0)));
+}
+
+}  // namespace
+}  // namespace ddpt
