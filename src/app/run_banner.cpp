@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "app/run_summary.hpp"
+#include "train/optimizer.hpp"
 #include "util/log.hpp"
 
 namespace ddpt {
@@ -51,11 +53,12 @@ void log_training(const BannerInputs& in, int64_t batch) {
       "  buckets         : {} (first {} MiB, then {} MiB), gradients on the wire in {}",
       in.trainer.buckets, config.ddp.first_bucket_mb, config.ddp.bucket_mb,
       config.ddp.compress == WirePrecision::kNone ? "fp32" : choice_name(config.ddp.compress));
-  spdlog::info("  optimizer       : {}, weight decay {} (not on biases and norms){}",
-               choice_name(config.optim.type), config.optim.weight_decay,
-               config.optim.clip > 0
-                   ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
-                   : std::string());
+  spdlog::info(
+      "  optimizer       : {}, weight decay {} (not on biases and norms), state {} per rank{}",
+      choice_name(config.optim.type), config.optim.weight_decay,
+      human_bytes(optimizer_state_bytes(config.optim, in.trainer.bucketed_values)),
+      config.optim.clip > 0 ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
+                            : std::string());
   spdlog::info("  learning rate   : {}", in.trainer.schedule);
 }
 

@@ -9,6 +9,17 @@
 
 namespace ddpt {
 
+std::string human_bytes(int64_t bytes) {
+  const char* prefixes[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int k = 0;
+  while (value >= 1024 && k < 4) {
+    value /= 1024;
+    ++k;
+  }
+  return k == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.3g} {}", value, prefixes[k]);
+}
+
 std::string run_summary_text(const Config& config, const DatasetInfo& info,
                              const RunOutcome& outcome) {
   std::string text = "summary";
@@ -50,6 +61,10 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
         fmt::format("{:.5f} (mean over steps {}..{})", last.loss, from + 1, last.step));
     if (last.skipped_steps > 0) add("skipped steps", std::to_string(last.skipped_steps));
   }
+  if (outcome.optimizer_state_bytes > 0) {
+    add("optimizer state",
+        human_bytes(outcome.optimizer_state_bytes) + " per rank (every rank holds all of it)");
+  }
   if (outcome.best_eval) {
     const auto& [best, step] = *outcome.best_eval;
     add("best eval", describe_eval(best, info.task) + fmt::format(" at step {}", step));
@@ -64,6 +79,13 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
             (latest.empty()
                  ? ""
                  : " (latest: " + std::filesystem::path(latest).filename().string() + ")"));
+  }
+  if (outcome.checkpoints.count > 0) {
+    const CheckpointTimes& c = outcome.checkpoints;
+    add("checkpoint time",
+        fmt::format("{} written; training stopped {:.3f} s for them, writing took {:.3f} s "
+                    "({:.3f} s each)",
+                    c.count, c.stall_s, c.write_s, c.write_s / static_cast<double>(c.count)));
   }
   return text;
 }

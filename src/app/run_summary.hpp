@@ -10,6 +10,7 @@
 #include "data/dataset.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
+#include "train/training_run.hpp"
 
 namespace ddpt {
 
@@ -19,7 +20,12 @@ struct RunOutcome {
   std::optional<std::pair<EvalResult, int64_t>> best_eval;  // this run's best, and its step
   std::string metrics_path;
   std::string stopped_by;  // "SIGUSR1" ... when a signal stopped the run before train.steps
+  int64_t optimizer_state_bytes = 0;  // held by each rank at the end
+  CheckpointTimes checkpoints;
 };
+
+// "1.5 MiB": a byte count with a binary prefix.
+std::string human_bytes(int64_t bytes);
 
 std::string run_summary_text(const Config& config, const DatasetInfo& info,
                              const RunOutcome& outcome);

@@ -63,12 +63,14 @@ RunDescription describe_run(const Config& config, const Job& job, const Communic
 
 // The summary, and the exit code: 0, or kStopped when a signal stopped the run early.
 int report(const Config& config, const DatasetInfo& info, const RunReport& run, int64_t resume_step,
-           const std::string& metrics_path) {
+           const std::string& metrics_path, int64_t optimizer_state_bytes) {
   RunOutcome outcome;
   outcome.summary = &run.summary;
   outcome.resume_step = resume_step;
   outcome.best_eval = run.best_eval;
   outcome.metrics_path = metrics_path;
+  outcome.optimizer_state_bytes = optimizer_state_bytes;
+  outcome.checkpoints = run.checkpoints;
   const int64_t end_step = resume_step + run.summary.steps;
   if (run.stop_signal != 0 && end_step < config.train.steps) {
     outcome.stopped_by = signal_name(run.stop_signal);
@@ -121,7 +123,8 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     files.open_metrics(describe_run(config, job, *comm, info.task), resume_step);
   }
   const RunReport result = run.run(files);
-  return report(config, info, result, resume_step, files.metrics_path());
+  return report(config, info, result, resume_step, files.metrics_path(),
+                run.facts().optimizer_state_bytes);
 }
 
 }  // namespace ddpt

@@ -1,6 +1,7 @@
 #include "io/run_files.hpp"
 
 #include "util/check.hpp"
+#include "util/stopwatch.hpp"
 
 namespace ddpt {
 
@@ -37,9 +38,14 @@ void RunFiles::record_eval(int64_t step, const EvalResult& result) {
   if (metrics_) metrics_->append_eval(step, result);
 }
 
-std::string RunFiles::checkpoint(int64_t step, int64_t epoch, std::optional<double> eval_loss) {
-  return save_checkpoint(config_.run.dir, step, epoch, contents_, comm_, config_.checkpoint,
-                         eval_loss);
+CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
+                                       std::optional<double> eval_loss) {
+  const Stopwatch write;
+  CheckpointWritten written;
+  written.path = save_checkpoint(config_.run.dir, step, epoch, contents_, comm_, config_.checkpoint,
+                                 eval_loss);
+  written.write_s = write.seconds();
+  return written;
 }
 
 }  // namespace ddpt

@@ -29,7 +29,8 @@ class RunFiles : public RunOutput {
 
   void record(const StepRecord& record) override;
   void record_eval(int64_t step, const EvalResult& result) override;
-  std::string checkpoint(int64_t step, int64_t epoch, std::optional<double> eval_loss) override;
+  CheckpointWritten checkpoint(int64_t step, int64_t epoch,
+                               std::optional<double> eval_loss) override;
 
  private:
   const Config& config_;

@@ -34,6 +34,18 @@ std::vector<NamedTensor> export_optimizer_state(torch::optim::Optimizer& optimiz
   return out;
 }
 
+int64_t optimizer_state_bytes(torch::optim::Optimizer& optimizer) {
+  int64_t bytes = 0;
+  for (const auto& entry : optimizer.state()) {
+    if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(entry.second.get())) {
+      bytes += adamw->exp_avg().nbytes() + adamw->exp_avg_sq().nbytes();
+    } else if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(entry.second.get())) {
+      if (sgd->momentum_buffer().defined()) bytes += sgd->momentum_buffer().nbytes();
+    }
+  }
+  return bytes;
+}
+
 void import_optimizer_state(torch::optim::Optimizer& optimizer,
                             const std::vector<NamedTensor>& params,
                             const std::function<torch::Tensor(const std::string&)>& read) {

@@ -34,6 +34,9 @@ typename StateMap::key_type state_key(const StateMap& /*state*/, const torch::Te
 std::vector<NamedTensor> export_optimizer_state(torch::optim::Optimizer& optimizer,
                                                 const std::vector<NamedTensor>& params);
 
+// Bytes of the state tensors the optimizer holds now (moments, momentum buffers).
+int64_t optimizer_state_bytes(torch::optim::Optimizer& optimizer);
+
 // Rebuilds the state from `read(name)`, which returns an undefined tensor for a missing name.
 // Fields are copied, so the state owns its memory.
 void import_optimizer_state(torch::optim::Optimizer& optimizer,

@@ -276,6 +276,7 @@ TrainerFacts Trainer::facts() const {
   for (const auto& bucket : engine_->reducer().buckets()) facts.bucketed_values += bucket.numel;
   facts.schedule = schedule_.describe();
   facts.spike_lr_factor = spike_.lr_factor();
+  facts.optimizer_state_bytes = ddpt::optimizer_state_bytes(*optimizer_);
   return facts;
 }
 

@@ -52,9 +52,10 @@ struct TrainerFacts {
   std::optional<double> loss_scale;  // fp16: the current dynamic loss scale
   size_t trainable_tensors = 0;
   size_t buckets = 0;
-  int64_t bucketed_values = 0;  // values all-reduced per step (the trainable ones)
-  std::string schedule;         // the learning rate schedule in words
-  double spike_lr_factor = 1;   // the spike guard's factor on the learning rate so far
+  int64_t bucketed_values = 0;        // values all-reduced per step (the trainable ones)
+  std::string schedule;               // the learning rate schedule in words
+  double spike_lr_factor = 1;         // the spike guard's factor on the learning rate so far
+  int64_t optimizer_state_bytes = 0;  // held by this rank now (0 before the first step)
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the

@@ -5,6 +5,7 @@
 #include "config/batch_size.hpp"
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
+#include "util/stopwatch.hpp"
 
 namespace ddpt {
 
@@ -79,8 +80,15 @@ void TrainingRun::after_step(int64_t done, RunOutput& output, RunReport& report)
   const bool stopping_early = (early_stop && config_.checkpoint.every > 0) || interrupted;
   if (!checkpoint && !stopping_early) return;
   const Watchdog::Scope watched = watchdog_.watch(fmt::format("checkpoint write at step {}", done));
-  report.last_checkpoint = output.checkpoint(done, trainer_.epoch_of(done - 1), eval_loss);
-  spdlog::info("checkpoint: {}", report.last_checkpoint);
+  const Stopwatch stalled;
+  const CheckpointWritten written = output.checkpoint(done, trainer_.epoch_of(done - 1), eval_loss);
+  const double stall_s = stalled.seconds();
+  report.last_checkpoint = written.path;
+  ++report.checkpoints.count;
+  report.checkpoints.stall_s += stall_s;
+  report.checkpoints.write_s += written.write_s;
+  spdlog::info("checkpoint: {} (training stopped {:.3f} s, write {:.3f} s)", written.path, stall_s,
+               written.write_s);
 }
 
 }  // namespace ddpt

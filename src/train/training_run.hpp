@@ -24,6 +24,18 @@
 
 namespace ddpt {
 
+struct CheckpointWritten {
+  std::string path;
+  double write_s = 0;  // writing the file, renaming it, moving the links, pruning old ones
+};
+
+// Checkpoints of one run and what they cost.
+struct CheckpointTimes {
+  int64_t count = 0;
+  double stall_s = 0;  // training stopped for them, in all
+  double write_s = 0;  // their writes took, in all (with synchronous writes: the stall)
+};
+
 class RunOutput {
  public:
   virtual ~RunOutput() = default;
@@ -31,8 +43,9 @@ class RunOutput {
   virtual void record(const StepRecord& record) = 0;
   virtual void record_eval(int64_t step, const EvalResult& result) = 0;
   // Collective: writes the checkpoint of `step`, with the validation loss at that step if there
-  // is one; returns its path.
-  virtual std::string checkpoint(int64_t step, int64_t epoch, std::optional<double> eval_loss) = 0;
+  // is one.
+  virtual CheckpointWritten checkpoint(int64_t step, int64_t epoch,
+                                       std::optional<double> eval_loss) = 0;
 };
 
 struct RunReport {
@@ -40,6 +53,7 @@ struct RunReport {
   std::optional<std::pair<EvalResult, int64_t>> best_eval;  // this run's best, and its step
   int stop_signal = 0;          // agreed by every rank; nonzero when a signal stopped the run
   std::string last_checkpoint;  // "" if none was written
+  CheckpointTimes checkpoints;
 };
 
 class TrainingRun {

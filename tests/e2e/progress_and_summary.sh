@@ -38,6 +38,15 @@ check_summary() {
   grep -qx "  config          : $2/config.cfg" "$1" || fail "summary: config ($1)"
   grep -qx "  checkpoints     : $2/checkpoints (latest: step_00000400.h5)" "$1" ||
     fail "summary: checkpoints ($1)"
+  grep -qP '^  checkpoint time : 2 written; training stopped [0-9.]+ s for them, writing took [0-9.]+ s \([0-9.]+ s each\)$' "$1" ||
+    fail "summary: checkpoint time ($1)"
+  # The state the banner expects is the state the optimizer held at the end.
+  local expected held
+  expected=$(grep -oP '^  optimizer       : .*, state \K[0-9.]+ \S+(?= per rank)' "$1") ||
+    fail "banner: optimizer state ($1)"
+  held=$(grep -oP '^  optimizer state : \K[0-9.]+ \S+(?= per rank \(every rank holds all of it\)$)' "$1") ||
+    fail "summary: optimizer state ($1)"
+  [[ $expected == "$held" ]] || fail "banner expects $expected of optimizer state, summary says $held"
 }
 
 # log.txt gets the four plain progress lines whatever the console shows.

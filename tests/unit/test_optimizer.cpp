@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "train/lr_schedule.hpp"
 #include "train/optimizer.hpp"
+#include "train/optimizer_state.hpp"
 
 namespace ddpt {
 namespace {
@@ -100,6 +102,31 @@ TEST(Optimizer, NesterovSgdFirstTwoSteps) {
   set_learning_rate(*optimizer, 0.5);
   for (const auto& group : optimizer->param_groups()) {
     EXPECT_DOUBLE_EQ(group.options().get_lr(), 0.5);
+  }
+}
+
+}  // namespace
+}  // namespace ddpt
+
+namespace ddpt {
+namespace {
+
+// What the banner says a rank will hold (from the deck) is what the optimizer holds after a step.
+TEST(Optimizer, StateBytesMatchWhatTheBannerExpects) {
+  for (const auto& [type, momentum, per_value] :
+       {std::tuple{OptimizerType::kAdamW, 0.9, 8}, std::tuple{OptimizerType::kSgd, 0.9, 4},
+        std::tuple{OptimizerType::kSgd, 0.0, 0}}) {
+    TwoParams p;
+    OptimConfig c;
+    c.type = type;
+    c.momentum = momentum;
+    auto optimizer = make_optimizer(c, p.named());
+    EXPECT_EQ(optimizer_state_bytes(*optimizer), 0) << "no state before the first step";
+    optimizer->step();
+    const int64_t values = 3 * 4 + 4;
+    EXPECT_EQ(optimizer_state_bytes(c, values), per_value * values) << choice_name(type);
+    EXPECT_EQ(optimizer_state_bytes(*optimizer), optimizer_state_bytes(c, values))
+        << choice_name(type) << " momentum " << momentum;
   }
 }
 
