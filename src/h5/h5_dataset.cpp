@@ -106,6 +106,8 @@ H5Dataset H5Dataset::create(hid_t parent, const std::string& name, torch::Scalar
   for (auto& c : chunk) c = std::max<hsize_t>(c, 1);
   DDPT_CHECK_H5(H5Pset_chunk(properties.get(), static_cast<int>(chunk.size()), chunk.data()));
   DDPT_CHECK_H5(H5Pset_fletcher32(properties.get()));
+  // No modification time in the header: the same content makes the same file, byte for byte.
+  DDPT_CHECK_H5(H5Pset_obj_track_times(properties.get(), false));
   const hid_t stored = file_type >= 0 ? file_type : h5_memory_type(dtype);
   d.dataset_ = H5Id(DDPT_CHECK_H5(H5Dcreate2(parent, name.c_str(), stored, space.get(), H5P_DEFAULT,
                                              properties.get(), H5P_DEFAULT)));

@@ -5,8 +5,11 @@
 namespace ddpt {
 
 H5Group H5Group::create(hid_t parent, const std::string& name) {
-  return H5Group(
-      H5Id(DDPT_CHECK_H5(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))));
+  // No modification time in the header: the same content makes the same file, byte for byte.
+  H5Id creation(DDPT_CHECK_H5(H5Pcreate(H5P_GROUP_CREATE)));
+  DDPT_CHECK_H5(H5Pset_obj_track_times(creation.get(), false));
+  return H5Group(H5Id(
+      DDPT_CHECK_H5(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, creation.get(), H5P_DEFAULT))));
 }
 
 H5Group H5Group::open(hid_t parent, const std::string& name) {
