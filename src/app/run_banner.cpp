@@ -56,7 +56,7 @@ void log_training(const BannerInputs& in, int64_t batch) {
   spdlog::info(
       "  optimizer       : {}, weight decay {} (not on biases and norms), state {} per rank{}",
       choice_name(config.optim.type), config.optim.weight_decay,
-      human_bytes(optimizer_state_bytes(config.optim, in.trainer.bucketed_values)),
+      human_bytes(planned_optimizer_state_bytes(config.optim, in.trainer.bucketed_values)),
       config.optim.clip > 0 ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
                             : std::string());
   spdlog::info("  learning rate   : {}", in.trainer.schedule);

@@ -95,12 +95,8 @@ namespace {
 
 // Collective: the checkpoint's own attributes, the model, then every registered part.
 void write_checkpoint_file(const fs::path& path, int64_t step, int64_t epoch,
-                           const CheckpointContents& contents, MPI_Comm comm,
+                           const CheckpointContents& contents, MPI_Comm comm, int rank, int size,
                            std::optional<double> eval_loss) {
-  int rank = 0;
-  int size = 1;
-  DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
   H5File file = H5File::create(path.string(), comm);
   const hid_t root = file.id();
   write_attribute(root, schema::kFormatVersionAttribute, schema::kFormatVersion);
@@ -128,13 +124,15 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
                             const CheckpointContents& contents, MPI_Comm comm,
                             const CheckpointConfig& retention, std::optional<double> eval_loss) {
   int rank = 0;
+  int size = 1;
   DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
   const fs::path dir = fs::path(run_dir) / "checkpoints";
   if (rank == 0) fs::create_directories(dir);
   DDPT_CHECK_MPI(MPI_Barrier(comm));  // the directory exists before anyone opens the file
 
   const fs::path path = dir / checkpoint_name(step);
-  write_checkpoint_file(staging_path(path), step, epoch, contents, comm, eval_loss);
+  write_checkpoint_file(staging_path(path), step, epoch, contents, comm, rank, size, eval_loss);
   DDPT_CHECK_MPI(MPI_Barrier(comm));
   if (rank == 0) {
     publish_staged(path);

@@ -9,7 +9,7 @@ torch::Tensor LogWindow::to_row() const {
 }
 
 LogWindow LogWindow::from_rows(const torch::Tensor& rows, int rank, int world_size) {
-  const torch::Tensor table = rows.to(torch::kDouble).reshape({rows.size(0), -1});
+  const torch::Tensor table = rows.to(torch::kDouble);  // [saved ranks, 4]
   const torch::Tensor own = table.size(0) == world_size ? table[rank] : table.mean(0);
   LogWindow window;
   window.loss_sum = own[0].item<double>();

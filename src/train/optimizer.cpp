@@ -64,7 +64,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
   return adamw;
 }
 
-int64_t optimizer_state_bytes(const OptimConfig& config, int64_t trainable_values) {
+int64_t planned_optimizer_state_bytes(const OptimConfig& config, int64_t trainable_values) {
   const int64_t tensors_per_value =
       config.type == OptimizerType::kAdamW ? 2 : (config.momentum > 0 ? 1 : 0);
   return tensors_per_value * trainable_values * static_cast<int64_t>(sizeof(float));

@@ -18,7 +18,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
 // Bytes of optimizer state a rank holds for `trainable_values` float32 values once every parameter
 // has taken a step: AdamW's two moments (8 bytes a value), SGD's momentum buffer (4; none without
 // momentum). Every rank holds all of it (the state is replicated).
-int64_t optimizer_state_bytes(const OptimConfig& config, int64_t trainable_values);
+int64_t planned_optimizer_state_bytes(const OptimConfig& config, int64_t trainable_values);
 
 // Sets every parameter group's learning rate.
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);

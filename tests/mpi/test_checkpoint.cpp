@@ -38,6 +38,11 @@ std::string shared_temp_dir() {
   return name.data();
 }
 
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 struct RunResult {
   std::vector<double> losses;  // one per step run (log.every = 1)
   std::vector<torch::Tensor> params;
@@ -147,8 +152,7 @@ TEST(Checkpoint, DamagedOrForeignCheckpointsAreRefusedByName) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
-    std::ifstream in(good, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string bytes = file_bytes(good);
     std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
     // Every float stored is part of some dataset; flip a byte two thirds into the file, inside
     // the model or optimizer data (metadata sits at the start and the end).
@@ -242,13 +246,9 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
-    auto bytes = [](const std::string& path) {
-      std::ifstream in(path, std::ios::binary);
-      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    };
-    const std::string a = bytes(first);
+    const std::string a = file_bytes(first);
     ASSERT_FALSE(a.empty());
-    EXPECT_TRUE(a == bytes(second)) << first << " and " << second << " differ";
+    EXPECT_TRUE(a == file_bytes(second)) << first << " and " << second << " differ";
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) fs::remove_all(dir);
