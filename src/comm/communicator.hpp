@@ -40,6 +40,13 @@ class Communicator {
   void all_reduce(torch::Tensor tensor, ReduceOp op) {
     all_reduce_async(std::move(tensor), op)->wait();
   }
+  // Collective (ZeRO-1): sums `input` (size() x n elements) over ranks; this rank's block of the
+  // sum, elements [rank() x n, (rank() + 1) x n), lands in `output` (n elements, same dtype);
+  // returns at once.
+  virtual std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) = 0;
+  // Collective (ZeRO-1): `tensor` has size() x n elements, of which this rank has filled its own
+  // block; on completion every block holds its rank's values; returns at once.
+  virtual std::shared_ptr<Work> all_gather_in_place_async(torch::Tensor tensor) = 0;
   // Collective: overwrite `tensor` on every rank with root's values.
   virtual void broadcast(torch::Tensor tensor, int root) = 0;
   // Collective: returns a tensor of shape [size(), tensor.sizes()...], row r from rank r.

@@ -25,11 +25,15 @@ class MpiComm final : public Communicator {
   torch::Device device() const override { return torch::kCPU; }
 
   std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override;
+  std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) override;
+  std::shared_ptr<Work> all_gather_in_place_async(torch::Tensor tensor) override;
   void broadcast(torch::Tensor tensor, int root) override;
   torch::Tensor all_gather(const torch::Tensor& tensor) override;
   void barrier() override;
 
  private:
+  // Queues `collective` on the communication thread, watched under `name`; returns its Work.
+  std::shared_ptr<Work> submit_collective(std::string name, std::function<void()> collective);
   // Runs `job` on the communication thread and waits for it (rethrowing its error).
   void run_blocking(std::function<void()> job);
   // "MPI all_reduce #12 (1000 x float)": the same text on every rank for the same collective.

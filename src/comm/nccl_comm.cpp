@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #ifdef DDPTRAIN_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -77,10 +78,11 @@ cudaStream_t current_compute_stream(int device) {
 
 class NcclWork final : public Work {
  public:
-  NcclWork(std::shared_ptr<CudaEvent> done, cudaStream_t compute, torch::Tensor keep_alive)
+  NcclWork(std::shared_ptr<CudaEvent> done, cudaStream_t compute,
+           std::vector<torch::Tensor> keep_alive)
       : done_(std::move(done)),
         compute_(compute),
-        tensor_(std::move(keep_alive)),
+        tensors_(std::move(keep_alive)),
         started_(Clock::now()) {}
   void wait() override { done_->block(compute_); }
   Clock::time_point started_at() const override { return started_; }
@@ -88,7 +90,7 @@ class NcclWork final : public Work {
  private:
   std::shared_ptr<CudaEvent> done_;  // shared with the watchdog, which polls it
   cudaStream_t compute_;
-  torch::Tensor tensor_;  // the buffer stays allocated until the work is dropped
+  std::vector<torch::Tensor> tensors_;  // the buffers stay allocated until the work is dropped
   Clock::time_point started_;
 };
 
@@ -165,7 +167,44 @@ std::shared_ptr<Work> NcclComm::all_reduce_async(torch::Tensor tensor, ReduceOp 
                                 static_cast<size_t>(tensor.numel()), nccl_type_of(tensor),
                                 nccl_op_of(op), handle_.get(), stream_.get()));
   std::shared_ptr<CudaEvent> done = finish_collective("all_reduce", tensor);
-  return std::make_shared<NcclWork>(std::move(done), compute, std::move(tensor));
+  return std::make_shared<NcclWork>(std::move(done), compute,
+                                    std::vector<torch::Tensor>{std::move(tensor)});
+}
+
+std::shared_ptr<Work> NcclComm::reduce_scatter_async(torch::Tensor input, torch::Tensor output) {
+  require_device_contiguous(input, device_, "reduce_scatter");
+  require_device_contiguous(output, device_, "reduce_scatter");
+  if (input.numel() != output.numel() * size_ || input.scalar_type() != output.scalar_type()) {
+    throw Error("NcclComm::reduce_scatter: the input must hold world size x the output's "
+                "elements, of the same dtype",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  const cudaStream_t compute = enter_collective();
+  DDPT_CHECK_NCCL(ncclReduceScatter(input.data_ptr(), output.data_ptr(),
+                                    static_cast<size_t>(output.numel()), nccl_type_of(output),
+                                    ncclSum, handle_.get(), stream_.get()));
+  std::shared_ptr<CudaEvent> done = finish_collective("reduce_scatter", input);
+  return std::make_shared<NcclWork>(std::move(done), compute,
+                                    std::vector<torch::Tensor>{std::move(input), std::move(output)});
+}
+
+std::shared_ptr<Work> NcclComm::all_gather_in_place_async(torch::Tensor tensor) {
+  require_device_contiguous(tensor, device_, "all_gather_in_place");
+  if (tensor.numel() % size_ != 0) {
+    throw Error("NcclComm::all_gather_in_place: the tensor's elements must divide by the world "
+                "size",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  const int64_t block = tensor.numel() / size_;
+  // In place as NCCL defines it: the send buffer is this rank's block of the receive buffer.
+  const auto* own = static_cast<const char*>(tensor.data_ptr()) +
+                    static_cast<size_t>(block * rank_) * tensor.element_size();
+  const cudaStream_t compute = enter_collective();
+  DDPT_CHECK_NCCL(ncclAllGather(own, tensor.data_ptr(), static_cast<size_t>(block),
+                                nccl_type_of(tensor), handle_.get(), stream_.get()));
+  std::shared_ptr<CudaEvent> done = finish_collective("all_gather", tensor);
+  return std::make_shared<NcclWork>(std::move(done), compute,
+                                    std::vector<torch::Tensor>{std::move(tensor)});
 }
 
 void NcclComm::broadcast(torch::Tensor tensor, int root) {

@@ -31,6 +31,8 @@ class NcclComm final : public Communicator {
   torch::Device device() const override { return {torch::kCUDA, static_cast<int8_t>(device_)}; }
 
   std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override;
+  std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) override;
+  std::shared_ptr<Work> all_gather_in_place_async(torch::Tensor tensor) override;
   void broadcast(torch::Tensor tensor, int root) override;
   torch::Tensor all_gather(const torch::Tensor& tensor) override;
   void barrier() override;

@@ -80,6 +80,7 @@ struct CheckpointConfig {
   int64_t every = 0;       // steps between checkpoints; 0 = none (except the final one if set)
   int64_t keep = 3;        // newest checkpoints kept
   bool keep_best = false;  // also keep the checkpoint with the lowest validation loss
+  bool async = false;      // write in the background from a host copy; training goes on
 };
 
 struct EvalConfig {
@@ -112,6 +113,7 @@ struct DdpConfig {
   double first_bucket_mb = kDefaultFirstBucketMiB;
   Backend backend = Backend::kAuto;
   WirePrecision compress = WirePrecision::kNone;  // precision of gradients on the wire
+  int64_t zero = 0;  // 1: ZeRO-1, optimizer state sharded over ranks
 };
 
 struct DistConfig {

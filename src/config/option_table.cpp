@@ -45,6 +45,14 @@ std::function<std::string(const int64_t&)> at_least(int64_t minimum) {
   };
 }
 
+std::function<std::string(const int64_t&)> between(int64_t minimum, int64_t maximum) {
+  return [minimum, maximum](const int64_t& value) {
+    return value >= minimum && value <= maximum
+               ? std::string()
+               : "must be from " + std::to_string(minimum) + " to " + std::to_string(maximum);
+  };
+}
+
 std::function<std::string(const double&)> positive() {
   return [](const double& value) { return value > 0 ? std::string() : "must be positive"; };
 }

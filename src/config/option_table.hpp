@@ -16,6 +16,7 @@ namespace ddpt {
 
 // Constraints for OptionTable::add.
 std::function<std::string(const int64_t&)> at_least(int64_t minimum);
+std::function<std::string(const int64_t&)> between(int64_t minimum, int64_t maximum);
 std::function<std::string(const double&)> positive();
 std::function<std::string(const double&)> non_negative();
 std::function<std::string(const double&)> in_unit_interval();  // [0, 1)

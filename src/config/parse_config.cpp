@@ -177,6 +177,10 @@ OptionTable make_table(Config& c) {
           "ddp.compress", &c.ddp.compress,
           "precision of gradients on the wire: none (fp32) | bf16 | fp16 (halves the bytes; "
           "the sum is accumulated in that precision)")
+      .add("ddp.zero", &c.ddp.zero,
+           "ZeRO stage: 0 = every rank holds the whole optimizer state | 1 = each rank holds "
+           "and updates 1/N of it (gradients reduce-scattered, parameters all-gathered)",
+           between(0, 1))
       .add("dist.timeout_s", &c.dist.timeout_s,
            "seconds a rank may wait in a collective or a checkpoint phase; past it the job "
            "aborts with exit code 5, naming the collective, the step and the ranks that did not "
@@ -195,6 +199,9 @@ OptionTable make_table(Config& c) {
       .add("checkpoint.keep_best", &c.checkpoint.keep_best,
            "also keep the checkpoint with the lowest validation loss (checkpoints/best); "
            "evaluates at every checkpoint")
+      .add("checkpoint.async", &c.checkpoint.async,
+           "write checkpoints in the background: training stops only to copy the state to host "
+           "memory; one write at a time, and the run waits for it before it ends")
       .add("eval.every", &c.eval.every,
            "steps between evaluations on the validation split (all ranks share it); 0 = none",
            at_least(0))

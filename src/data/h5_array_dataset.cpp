@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "h5/h5_lock.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -109,6 +110,7 @@ H5ArrayDataset::H5ArrayDataset(const std::string& path, const std::string& input
 
 Batch H5ArrayDataset::get(const torch::Tensor& indices) const {
   Batch batch;
+  const Hdf5Lock lock;  // checkpoint.async may be writing a checkpoint on another thread
   const RowRequest request = plan_row_read(indices, inputs_.rows());
   batch.inputs = read_rows(inputs_, request).to(torch::kFloat);
   torch::Tensor targets = read_rows(targets_, request);

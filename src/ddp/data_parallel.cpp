@@ -23,7 +23,8 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
   broadcast_from_rank0(buffers_, comm);
   reducer_ =
       std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
-                                mib_to_bytes(options.bucket_mb), options.wire_dtype);
+                                mib_to_bytes(options.bucket_mb), options.wire_dtype,
+                                options.reduction);
 }
 
 void DataParallel::backward(const torch::Tensor& loss, bool sync) {

@@ -16,6 +16,7 @@ struct DataParallelOptions {
   // Precision of gradients on the wire (ddp.compress): kFloat = as they are (fp32), or kBFloat16 /
   // kHalf: each bucket is cast before its all-reduce and back after it.
   torch::ScalarType wire_dtype = torch::kFloat;
+  GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1
 };
 
 // Collective: every rank's tensors take rank 0's values (in place, in the given order).

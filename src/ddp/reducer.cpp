@@ -42,8 +42,8 @@ std::vector<ParamInfo> describe(const std::vector<NamedTensor>& params) {
 }  // namespace
 
 Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
-                 int64_t bucket_bytes, torch::ScalarType wire_dtype)
-    : params_(std::move(params)), comm_(comm) {
+                 int64_t bucket_bytes, torch::ScalarType wire_dtype, GradientReduction reduction)
+    : params_(std::move(params)), comm_(comm), reduction_(reduction) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
       throw Error("Reducer: parameter '" + p.name + "' is not a trainable leaf tensor",
@@ -51,6 +51,11 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
     }
   }
   plan_ = plan_buckets(describe(params_), first_bucket_bytes, bucket_bytes);
+  if (sharded()) {
+    std::vector<int64_t> numels;
+    for (const auto& p : params_) numels.push_back(p.tensor.numel());
+    shards_ = plan_shards(plan_, numels, comm_.size(), comm_.rank());
+  }
   buckets_.resize(plan_.size());
   slots_.resize(params_.size());
   ready_.assign(params_.size(), 0);
@@ -58,10 +63,15 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
   for (size_t b = 0; b < plan_.size(); ++b) {
     const BucketSpec& spec = plan_[b];
     const torch::Tensor& first = params_[spec.params.front()].tensor;
-    buckets_[b].buffer = torch::zeros({spec.numel}, first.options().requires_grad(false));
+    const auto options = first.options().requires_grad(false);
+    const int64_t block = sharded() ? shards_[b].block : 0;
+    const int64_t numel = sharded() ? block * comm_.size() : spec.numel;
+    buckets_[b].buffer = torch::zeros({numel}, options);
     if (wire_dtype != first.scalar_type()) {
-      buckets_[b].wire = torch::empty({spec.numel}, first.options().dtype(wire_dtype));
+      buckets_[b].wire = torch::empty({numel}, options.dtype(wire_dtype));
+      if (sharded()) buckets_[b].shard_wire = torch::empty({block}, options.dtype(wire_dtype));
     }
+    if (sharded()) buckets_[b].shard_gradient = torch::zeros({block}, options);
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const size_t i = spec.params[k];
       torch::Tensor& param = params_[i].tensor;
@@ -127,11 +137,13 @@ void Reducer::launch_ready_buckets() {
     Bucket& bucket = buckets_[next_bucket_];
     trace_.bucket_launched[next_bucket_] = Clock::now();
     // A sum: DataParallel::backward already divided the loss by the world size.
-    if (bucket.wire.defined()) {
-      bucket.wire.copy_(bucket.buffer);
-      bucket.work = comm_.all_reduce_async(bucket.wire, ReduceOp::kSum);
+    if (bucket.wire.defined()) bucket.wire.copy_(bucket.buffer);
+    const torch::Tensor& sent = bucket.wire.defined() ? bucket.wire : bucket.buffer;
+    if (sharded()) {
+      bucket.work = comm_.reduce_scatter_async(
+          sent, bucket.shard_wire.defined() ? bucket.shard_wire : bucket.shard_gradient);
     } else {
-      bucket.work = comm_.all_reduce_async(bucket.buffer, ReduceOp::kSum);
+      bucket.work = comm_.all_reduce_async(sent, ReduceOp::kSum);
     }
     ++next_bucket_;
   }
@@ -151,11 +163,17 @@ void Reducer::finalize_backward() {
   launch_ready_buckets();
   const Clock::time_point wait_start = Clock::now();
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    buckets_[b].work->wait();
-    if (buckets_[b].wire.defined()) buckets_[b].buffer.copy_(buckets_[b].wire);
-    trace_.bucket_started[b] = buckets_[b].work->started_at();
-    buckets_[b].work.reset();
+    Bucket& bucket = buckets_[b];
+    bucket.work->wait();
+    if (bucket.shard_wire.defined()) {
+      bucket.shard_gradient.copy_(bucket.shard_wire);
+    } else if (bucket.wire.defined() && !sharded()) {
+      bucket.buffer.copy_(bucket.wire);
+    }
+    trace_.bucket_started[b] = bucket.work->started_at();
+    bucket.work.reset();
   }
+  if (sharded()) reduce_gradient_squares();
   trace_.wait_seconds = std::chrono::duration<double>(Clock::now() - wait_start).count();
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor& param = params_[i].tensor;
@@ -164,7 +182,38 @@ void Reducer::finalize_backward() {
   sync_ = false;
 }
 
+void Reducer::reduce_gradient_squares() {
+  torch::NoGradGuard no_grad;
+  torch::Tensor squares = torch::zeros({1}, torch::TensorOptions(torch::kDouble).device(comm_.device()));
+  for (const auto& bucket : buckets_) {
+    squares += bucket.shard_gradient.to(torch::kDouble).square().sum();
+  }
+  comm_.all_reduce(squares, ReduceOp::kSum);
+  gradient_squares_ = squares.item<double>();
+}
+
+void Reducer::all_gather_parameters() {
+  torch::NoGradGuard no_grad;
+  std::vector<std::shared_ptr<Work>> gathers;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    // This rank's block of the bucket, from its updated pieces; the padding stays as it is.
+    torch::Tensor own = buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
+    for (const ShardPiece& piece : shards_[b].pieces) {
+      own.narrow(0, piece.block_offset, piece.numel)
+          .copy_(params_[piece.param].tensor.detach().view(-1).narrow(0, piece.param_offset,
+                                                                       piece.numel));
+    }
+    gathers.push_back(comm_.all_gather_in_place_async(buckets_[b].buffer));
+  }
+  // Copies out bucket b while the later buckets are still being gathered.
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    gathers[b]->wait();
+    for (const size_t i : plan_[b].params) params_[i].tensor.detach().copy_(slots_[i].view);
+  }
+}
+
 double Reducer::gradient_norm() const {
+  if (sharded()) return std::sqrt(gradient_squares_);
   torch::NoGradGuard no_grad;
   double squares = 0;
   for (const auto& bucket : buckets_) {
@@ -174,6 +223,7 @@ double Reducer::gradient_norm() const {
 }
 
 bool Reducer::gradients_finite() const {
+  if (sharded()) return std::isfinite(gradient_squares_);
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> finite;  // one flag per bucket, read back with one synchronisation
   for (const auto& bucket : buckets_) finite.push_back(torch::isfinite(bucket.buffer).all());
@@ -182,7 +232,10 @@ bool Reducer::gradients_finite() const {
 
 void Reducer::scale_gradients(double factor) {
   torch::NoGradGuard no_grad;
-  for (auto& bucket : buckets_) bucket.buffer.mul_(factor);
+  for (auto& bucket : buckets_) {
+    (sharded() ? bucket.shard_gradient : bucket.buffer).mul_(factor);
+  }
+  gradient_squares_ *= factor * factor;
 }
 
 void Reducer::zero_grad() {

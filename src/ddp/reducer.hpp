@@ -7,6 +7,13 @@
 // has been launched, the bucket's all-reduce is launched on the communicator, which runs it
 // asynchronously (MPI: communication thread; NCCL: its stream) while backward goes on.
 // Buckets are launched in bucket order on every rank, so collectives match.
+//
+// ZeRO-1 (GradientReduction::kReduceScatter): each bucket is padded to a multiple of the world
+// size and reduce-scattered instead, so a rank receives the summed gradient of its own block of
+// each bucket only (ddp/shard_plan.hpp), which is all its share of the optimizer needs. After the
+// optimizer has updated the rank's pieces of the parameters, all_gather_parameters() brings every
+// rank's updated blocks into every parameter, using the gradient buckets (spent by then) as the
+// gather buffers, so ZeRO-1 adds no full-size buffer.
 #pragma once
 
 #include <torch/torch.h>
@@ -17,6 +24,7 @@
 
 #include "comm/communicator.hpp"
 #include "ddp/bucket_plan.hpp"
+#include "ddp/shard_plan.hpp"
 #include "util/named_tensor.hpp"
 
 namespace torch::autograd {
@@ -33,12 +41,18 @@ struct ReducerTrace {
   double wait_seconds = 0;                         // spent waiting for all-reduces after backward
 };
 
+enum class GradientReduction {
+  kAllReduce,      // every rank gets every summed gradient (plain data parallel)
+  kReduceScatter,  // every rank gets the summed gradients of its blocks (ZeRO-1)
+};
+
 class Reducer {
  public:
   // `params`: the trainable parameters (requires_grad leaves) in registration order.
-  // `wire_dtype`: the precision buckets are all-reduced in (kFloat: the gradients' own).
+  // `wire_dtype`: the precision buckets are reduced in (kFloat: the gradients' own).
   Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
-          int64_t bucket_bytes, torch::ScalarType wire_dtype = torch::kFloat);
+          int64_t bucket_bytes, torch::ScalarType wire_dtype = torch::kFloat,
+          GradientReduction reduction = GradientReduction::kAllReduce);
   ~Reducer();  // removes its hooks
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -47,27 +61,41 @@ class Reducer {
   // (a gradient-accumulation micro-step) hooks do nothing and gradients just accumulate locally.
   void prepare_for_backward(bool sync);
   // Collective, after a synchronised backward: launches buckets whose parameters got no gradient
-  // (reduced as zeros), waits for every all-reduce. On return param.grad holds the sum over ranks.
+  // (reduced as zeros), waits for every reduction. On return param.grad holds the sum over ranks
+  // (ZeRO-1: shard_gradient(b) holds the sum of this rank's block of bucket b, and one scalar
+  // all-reduce has given every rank the global sum of squares for the norm and the finite check).
   void finalize_backward();
   // Zeroes every gradient in place (one fill per bucket); gradients stay bucket views.
   void zero_grad();
 
   // L2 norm of all gradients (after finalize_backward: the same on every rank). Synchronises
-  // with the device; call it at log steps, not every step.
+  // with the device (not with ZeRO-1, where it was computed in finalize_backward).
   double gradient_norm() const;
   // Whether every gradient is finite (after finalize_backward: the same answer on every rank, since
   // a NaN or inf on any rank reaches every rank through the all-reduce).
   bool gradients_finite() const;
-  // Multiplies every gradient by `factor` (gradient clipping), in place in the buckets.
+  // Multiplies every gradient by `factor` (gradient clipping), in place in the buckets (ZeRO-1:
+  // in this rank's blocks).
   void scale_gradients(double factor);
 
+  // ZeRO-1 only. This rank's block of each bucket, and where its parameters' pieces lie in it.
+  const std::vector<BucketShard>& shards() const { return shards_; }
+  // The summed gradient of this rank's block of bucket `b` (after finalize_backward).
+  const torch::Tensor& shard_gradient(size_t b) const { return buckets_[b].shard_gradient; }
+  // Collective: every rank's pieces of the parameters (updated by its optimizer) into every
+  // rank's parameters. Overwrites the gradients, which zero_grad() clears before the next step.
+  void all_gather_parameters();
+
   const std::vector<BucketSpec>& buckets() const { return plan_; }
+  bool sharded() const { return reduction_ == GradientReduction::kReduceScatter; }
   const ReducerTrace& last_trace() const { return trace_; }
 
  private:
   struct Bucket {
-    torch::Tensor buffer;  // flat, on the communicator's device
+    torch::Tensor buffer;  // flat, on the communicator's device (ZeRO-1: padded)
     torch::Tensor wire;    // ddp.compress: the buffer in the wire precision (else undefined)
+    torch::Tensor shard_gradient;  // ZeRO-1: the sum of this rank's block (else undefined)
+    torch::Tensor shard_wire;      // ZeRO-1 with ddp.compress: that block in the wire precision
     size_t pending = 0;    // parameters not yet ready in this backward
     std::shared_ptr<Work> work;
   };
@@ -80,10 +108,15 @@ class Reducer {
   void mark_ready(size_t param);  // called from the autograd engine
   void put_gradient_in_slot(size_t param);
   void launch_ready_buckets();
+  // ZeRO-1: the global sum of squared gradients, from this rank's blocks and one all-reduce.
+  void reduce_gradient_squares();
 
   std::vector<NamedTensor> params_;
   Communicator& comm_;
+  GradientReduction reduction_;
   std::vector<BucketSpec> plan_;
+  std::vector<BucketShard> shards_;  // ZeRO-1 only
+  double gradient_squares_ = 0;      // ZeRO-1: global sum of squares after finalize_backward
   std::vector<Bucket> buckets_;
   std::vector<Slot> slots_;  // by parameter index
   std::vector<char> ready_;  // by parameter index

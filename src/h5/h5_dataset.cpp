@@ -50,6 +50,45 @@ std::string file_name_of(hid_t object) {
   return name;
 }
 
+// Adds to `space`'s selection the elements [begin, end) of the sub-array below the index prefix
+// start[0..dim) (each fixed with extent 1), counted in row-major order within that sub-array: a
+// partial first row and a partial last row (each one level down) around a box of whole rows, so
+// at most 2 x rank boxes in all.
+void select_run(hid_t space, const std::vector<int64_t>& shape, size_t dim,
+                std::vector<hsize_t>& start, std::vector<hsize_t>& extent, int64_t begin,
+                int64_t end) {
+  if (begin >= end) return;
+  int64_t row = 1;  // elements per index of dimension `dim`
+  for (size_t d = dim + 1; d < shape.size(); ++d) row *= shape[d];
+  auto add_box = [&](int64_t first_index, int64_t indices) {
+    start[dim] = static_cast<hsize_t>(first_index);
+    extent[dim] = static_cast<hsize_t>(indices);
+    for (size_t d = dim + 1; d < shape.size(); ++d) {
+      start[d] = 0;
+      extent[d] = static_cast<hsize_t>(shape[d]);
+    }
+    DDPT_CHECK_H5(H5Sselect_hyperslab(space, H5S_SELECT_OR, start.data(), nullptr, extent.data(),
+                                      nullptr));
+  };
+  auto partial_row = [&](int64_t index, int64_t from, int64_t to) {
+    start[dim] = static_cast<hsize_t>(index);
+    extent[dim] = 1;
+    select_run(space, shape, dim + 1, start, extent, from, to);
+  };
+  if (begin % row != 0) {
+    const int64_t index = begin / row;
+    const int64_t row_end = std::min(end, (index + 1) * row);
+    partial_row(index, begin - index * row, row_end - index * row);
+    begin = row_end;
+  }
+  const int64_t whole = (end - begin) / row;
+  if (whole > 0) {
+    add_box(begin / row, whole);
+    begin += whole * row;
+  }
+  if (begin < end) partial_row(begin / row, 0, end - begin);
+}
+
 }  // namespace
 
 H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
@@ -193,6 +232,37 @@ void H5Dataset::write_rows(int64_t first, const torch::Tensor& block) {
     DDPT_CHECK_H5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                       memory_dims.data(), nullptr));
   }
+  const H5Id transfer = transfer_for(dataset_.get());
+  DDPT_CHECK_H5(H5Dwrite(dataset_.get(), h5_memory_type(dtype_), memory_space.get(),
+                         file_space.get(), transfer.get(), data.data_ptr()));
+}
+
+H5Id H5Dataset::select_elements(int64_t first, int64_t count) const {
+  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+  DDPT_CHECK_H5(H5Sselect_none(file_space.get()));
+  const std::vector<int64_t> shape = shape_.empty() ? std::vector<int64_t>{1} : shape_;
+  std::vector<hsize_t> start(shape.size(), 0);
+  std::vector<hsize_t> extent(shape.size(), 1);
+  select_run(file_space.get(), shape, 0, start, extent, first, first + count);
+  return file_space;
+}
+
+torch::Tensor H5Dataset::read_elements(int64_t first, int64_t count) const {
+  torch::Tensor out = torch::empty({count}, torch::TensorOptions().dtype(dtype_));
+  if (count == 0) return out;
+  const H5Id file_space = select_elements(first, count);
+  const hsize_t memory_dims[1] = {static_cast<hsize_t>(count)};
+  H5Id memory_space(DDPT_CHECK_H5(H5Screate_simple(1, memory_dims, nullptr)));
+  read_into(out, memory_space.get(), file_space.get());
+  return out;
+}
+
+void H5Dataset::write_elements(int64_t first, const torch::Tensor& values) {
+  const torch::Tensor data = values.detach().to(dtype_).cpu().contiguous().view(-1);
+  const H5Id file_space = select_elements(first, data.numel());
+  const hsize_t memory_dims[1] = {static_cast<hsize_t>(data.numel())};
+  H5Id memory_space(DDPT_CHECK_H5(H5Screate_simple(1, memory_dims, nullptr)));
+  if (data.numel() == 0) DDPT_CHECK_H5(H5Sselect_none(memory_space.get()));
   const H5Id transfer = transfer_for(dataset_.get());
   DDPT_CHECK_H5(H5Dwrite(dataset_.get(), h5_memory_type(dtype_), memory_space.get(),
                          file_space.get(), transfer.get(), data.data_ptr()));

@@ -48,6 +48,12 @@ class H5Dataset {
   // Collective (MPI-IO file): this rank writes `block` into rows [first, first + block.size(0));
   // a rank with nothing to write passes an empty block.
   void write_rows(int64_t first, const torch::Tensor& block);
+  // Elements [first, first + count) in row-major order (the dataset flattened), as a 1-D tensor.
+  // For sharded state: each rank reads the run of elements it owns.
+  torch::Tensor read_elements(int64_t first, int64_t count) const;
+  // Collective (MPI-IO file): this rank writes the 1-D `values` into elements
+  // [first, first + values.numel()) in row-major order; a rank with nothing passes an empty one.
+  void write_elements(int64_t first, const torch::Tensor& values);
 
  private:
   H5Dataset() = default;
@@ -55,6 +61,8 @@ class H5Dataset {
   static H5Dataset open_as(hid_t parent, const std::string& name, std::string file_path,
                            std::string shown_name);
   torch::Tensor read_selection(hid_t file_space, int64_t rows) const;
+  // The file space with elements [first, first + count) (row-major) selected.
+  H5Id select_elements(int64_t first, int64_t count) const;
   // Reads into `out` (shaped like the selection); DataError naming the dataset on failure.
   void read_into(torch::Tensor& out, hid_t memory_space, hid_t file_space) const;
 

@@ -40,6 +40,18 @@ void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, 
       .write_rows(index, data);
 }
 
+void write_tensor_part(hid_t parent, const std::string& name, const std::vector<int64_t>& shape,
+                       int64_t first, const torch::Tensor& part) {
+  const std::vector<int64_t> stored = shape.empty() ? std::vector<int64_t>{1} : shape;
+  H5Dataset::create(parent, name, part.scalar_type(), stored, H5I_INVALID_HID, kTensorChunkBytes)
+      .write_elements(first, part);
+}
+
+torch::Tensor read_tensor_part(hid_t parent, const std::string& name, int64_t first,
+                               int64_t count) {
+  return H5Dataset::open(parent, name).read_elements(first, count);
+}
+
 torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   const H5Dataset dataset = H5Dataset::open(parent, name);
   const torch::Tensor out = dataset.read_all();

@@ -23,6 +23,14 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
 // into row `index`. For per-rank state (RNG).
 void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, int64_t index,
                int64_t rows);
+// Collective (MPI-IO file): dataset `name` of `shape` and `part`'s dtype, filled by the ranks
+// together: this rank's 1-D `part` goes to elements [first, first + part.numel()) in row-major
+// order. For state sharded over ranks (ZeRO-1's optimizer moments).
+void write_tensor_part(hid_t parent, const std::string& name, const std::vector<int64_t>& shape,
+                       int64_t first, const torch::Tensor& part);
+// Elements [first, first + count) of dataset `name` in row-major order, as a 1-D tensor (read by
+// this rank alone).
+torch::Tensor read_tensor_part(hid_t parent, const std::string& name, int64_t first, int64_t count);
 // Reads the whole dataset (independently, by this rank alone; H5Dataset::read_all). Errors name
 // the object by its path in the file; the caller names the file.
 torch::Tensor read_tensor(hid_t parent, const std::string& name);

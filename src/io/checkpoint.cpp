@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "h5/h5_check.hpp"
 #include "h5/h5_file.hpp"
+#include "h5/h5_lock.hpp"
 #include "h5/h5_tensor.hpp"
 #include "io/checkpoint_schema.hpp"
 #include "io/h5_state.hpp"
@@ -20,10 +22,6 @@ namespace ddpt {
 namespace {
 
 namespace schema = checkpoint_schema;
-
-std::string checkpoint_name(int64_t step) {
-  return fmt::format("step_{:08d}.h5", step);
-}
 
 std::vector<fs::path> checkpoint_files(const fs::path& dir) {
   std::vector<fs::path> files;
@@ -79,6 +77,10 @@ void point_link_at(const fs::path& dir, const std::string& link_name, const std:
 
 }  // namespace
 
+std::string checkpoint_file_name(int64_t step) {
+  return fmt::format("step_{:08d}.h5", step);
+}
+
 std::string model_signature(const std::vector<NamedTensor>& params,
                             const std::vector<NamedTensor>& buffers) {
   std::string signature;
@@ -93,36 +95,47 @@ std::string model_signature(const std::vector<NamedTensor>& params,
 
 namespace {
 
-// Collective: the checkpoint's own attributes, the model, then every registered part.
-void write_checkpoint_file(const fs::path& path, int64_t step, int64_t epoch,
-                           const CheckpointContents& contents, MPI_Comm comm, int rank, int size,
-                           std::optional<double> eval_loss) {
-  H5File file = H5File::create(path.string(), comm);
-  const hid_t root = file.id();
-  write_attribute(root, schema::kFormatVersionAttribute, schema::kFormatVersion);
-  write_attribute(root, schema::kStep, step);
-  write_attribute(root, schema::kEpoch, epoch);
-  write_attribute(root, schema::kWorldSize, static_cast<int64_t>(size));
-  write_attribute(root, schema::kModelSignature,
-                  model_signature(contents.params, contents.buffers));
-  write_attribute(root, schema::kConfig, contents.config);
-  if (eval_loss) write_attribute(root, schema::kEvalLoss, *eval_loss);
-  H5StateWriter writer(H5Group::open(root, "/"), rank, size);
-  const auto model = writer.group(schema::kModel);
-  for (const auto& t : contents.params) model->tensor(t.name, t.tensor);
-  const auto buffers = writer.group(schema::kBuffers);
-  for (const auto& t : contents.buffers) buffers->tensor(t.name, t.tensor);
-  if (contents.state) {
-    for (const Checkpointed* part : contents.state->parts()) part->save(writer);
+// Collective: the file at `path`, from `snapshot`. HDF5 calls hold the HDF5 lock (they may run
+// on the background writer while the training thread reads data or writes metrics).
+void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, MPI_Comm comm,
+                           int rank, int size) {
+  std::optional<H5File> file;
+  {
+    const Hdf5Lock lock;
+    file = H5File::create(path.string(), comm);
   }
-  write_attribute(root, schema::kComplete, int64_t{1});  // last: only a finished file says so
-}  // collective close
+  {
+    H5StateWriter root(H5Group::open(file->id(), "/"), rank, size);
+    snapshot.replay(root);
+  }
+  const Hdf5Lock lock;
+  file.reset();  // collective close
+}
 
 }  // namespace
 
-std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
-                            const CheckpointContents& contents, MPI_Comm comm,
-                            const CheckpointConfig& retention, std::optional<double> eval_loss) {
+void save_state(StateWriter& root, int64_t step, int64_t epoch, const CheckpointContents& contents,
+                int world_size, std::optional<double> eval_loss) {
+  root.scalar(schema::kFormatVersionAttribute, schema::kFormatVersion);
+  root.scalar(schema::kStep, step);
+  root.scalar(schema::kEpoch, epoch);
+  root.scalar(schema::kWorldSize, static_cast<int64_t>(world_size));
+  root.scalar(schema::kModelSignature, model_signature(contents.params, contents.buffers));
+  root.scalar(schema::kConfig, contents.config);
+  if (eval_loss) root.scalar(schema::kEvalLoss, *eval_loss);
+  const auto model = root.group(schema::kModel);
+  for (const auto& t : contents.params) model->tensor(t.name, t.tensor);
+  const auto buffers = root.group(schema::kBuffers);
+  for (const auto& t : contents.buffers) buffers->tensor(t.name, t.tensor);
+  if (contents.state) {
+    for (const Checkpointed* part : contents.state->parts()) part->save(root);
+  }
+  root.scalar(schema::kComplete, int64_t{1});  // last: only a finished file says so
+}
+
+std::string write_checkpoint(const std::string& run_dir, int64_t step,
+                             const StateSnapshot& snapshot, MPI_Comm comm,
+                             const CheckpointConfig& retention) {
   int rank = 0;
   int size = 1;
   DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -131,16 +144,27 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
   if (rank == 0) fs::create_directories(dir);
   DDPT_CHECK_MPI(MPI_Barrier(comm));  // the directory exists before anyone opens the file
 
-  const fs::path path = dir / checkpoint_name(step);
-  write_checkpoint_file(staging_path(path), step, epoch, contents, comm, rank, size, eval_loss);
+  const fs::path path = dir / checkpoint_file_name(step);
+  write_checkpoint_file(staging_path(path), snapshot, comm, rank, size);
   DDPT_CHECK_MPI(MPI_Barrier(comm));
   if (rank == 0) {
     publish_staged(path);
     point_link_at(dir, "latest", path.filename().string());
+    const Hdf5Lock lock;  // keep_best reads the kept files
     prune(dir, retention);
   }
   DDPT_CHECK_MPI(MPI_Barrier(comm));
   return path.string();
+}
+
+std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
+                            const CheckpointContents& contents, MPI_Comm comm,
+                            const CheckpointConfig& retention, std::optional<double> eval_loss) {
+  int size = 1;
+  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
+  StateSnapshot snapshot(/*copy=*/false);  // replayed right away: the tensors are not copied
+  save_state(snapshot, step, epoch, contents, size, eval_loss);
+  return write_checkpoint(run_dir, step, snapshot, comm, retention);
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "io/state_snapshot.hpp"
 #include "train/checkpointed.hpp"
 #include "util/named_tensor.hpp"
 
@@ -30,6 +31,9 @@ struct CheckpointContents {
   const CheckpointRegistry* state = nullptr;  // optimizer, scaler, RNG, ...; null: none
 };
 
+// "step_00000042.h5": the file name of the checkpoint of a step.
+std::string checkpoint_file_name(int64_t step);
+
 // "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.
 std::string model_signature(const std::vector<NamedTensor>& params,
                             const std::vector<NamedTensor>& buffers);
@@ -42,6 +46,18 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
                             const CheckpointContents& contents, MPI_Comm comm,
                             const CheckpointConfig& retention,
                             std::optional<double> eval_loss = std::nullopt);
+
+// Every rank: what the checkpoint of `step` holds, as calls on `root` (the file's root group): its
+// attributes, the model, every registered part, and last the attribute saying it is complete.
+void save_state(StateWriter& root, int64_t step, int64_t epoch, const CheckpointContents& contents,
+                int world_size, std::optional<double> eval_loss = std::nullopt);
+// Collective over `comm`: writes `snapshot` (made by save_state) as the checkpoint of `step`, then
+// moves checkpoints/latest to it and prunes as save_checkpoint does. Safe on a thread other than
+// the training thread (checkpoint.async): its HDF5 calls hold the HDF5 lock; `comm` must then be
+// a communicator no other thread uses.
+std::string write_checkpoint(const std::string& run_dir, int64_t step,
+                             const StateSnapshot& snapshot, MPI_Comm comm,
+                             const CheckpointConfig& retention);
 
 // Every rank: loads `path` into `contents` and returns the step it was written at. Any problem
 // (missing object, checksum, other model) is an error naming the file and the object (exit code

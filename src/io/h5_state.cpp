@@ -23,6 +23,11 @@ void H5StateWriter::rank_row(const std::string& name, const torch::Tensor& row) 
   write_row(group_.id(), name, row, rank_, world_size_);
 }
 
+void H5StateWriter::tensor_part(const std::string& name, const std::vector<int64_t>& shape,
+                                int64_t first, const torch::Tensor& part) {
+  write_tensor_part(group_.id(), name, shape, first, part);
+}
+
 void H5StateWriter::scalar(const std::string& name, int64_t value) {
   write_attribute(group_.id(), name, value);
 }
@@ -49,6 +54,11 @@ std::unique_ptr<StateReader> H5StateReader::group(const std::string& name) const
 
 torch::Tensor H5StateReader::tensor(const std::string& name) const {
   return read_tensor(group_.id(), name);
+}
+
+torch::Tensor H5StateReader::tensor_part(const std::string& name, int64_t first,
+                                         int64_t count) const {
+  return read_tensor_part(group_.id(), name, first, count);
 }
 
 torch::Tensor H5StateReader::rank_rows(const std::string& name) const {

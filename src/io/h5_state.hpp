@@ -16,6 +16,8 @@ class H5StateWriter : public StateWriter {
   std::unique_ptr<StateWriter> group(const std::string& name) override;
   void tensor(const std::string& name, const torch::Tensor& value) override;
   void rank_row(const std::string& name, const torch::Tensor& row) override;
+  void tensor_part(const std::string& name, const std::vector<int64_t>& shape, int64_t first,
+                   const torch::Tensor& part) override;
   void scalar(const std::string& name, int64_t value) override;
   void scalar(const std::string& name, double value) override;
   void scalar(const std::string& name, const std::string& value) override;
@@ -32,6 +34,7 @@ class H5StateReader : public StateReader {
   bool has(const std::string& name) const override;
   std::unique_ptr<StateReader> group(const std::string& name) const override;
   torch::Tensor tensor(const std::string& name) const override;
+  torch::Tensor tensor_part(const std::string& name, int64_t first, int64_t count) const override;
   torch::Tensor rank_rows(const std::string& name) const override;
   int64_t int_scalar(const std::string& name) const override;
   double double_scalar(const std::string& name) const override;

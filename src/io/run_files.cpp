@@ -1,12 +1,17 @@
 #include "io/run_files.hpp"
 
+#include <filesystem>
+
+#include "h5/h5_lock.hpp"
 #include "util/check.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt {
 
 RunFiles::RunFiles(const Config& config, CheckpointContents contents, MPI_Comm comm)
-    : config_(config), contents_(std::move(contents)), comm_(comm) {}
+    : config_(config), contents_(std::move(contents)), comm_(comm) {
+  if (config_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(comm_);
+}
 
 std::string RunFiles::checkpoint_to_resume() const {
   if (config_.train.resume == "none") return "";
@@ -31,21 +36,40 @@ void RunFiles::open_metrics(const RunDescription& run, int64_t resume_step) {
 }
 
 void RunFiles::record(const StepRecord& record) {
+  const Hdf5Lock lock;  // a checkpoint may be being written in the background
   if (metrics_) metrics_->append(record);
 }
 
 void RunFiles::record_eval(int64_t step, const EvalResult& result) {
+  const Hdf5Lock lock;
   if (metrics_) metrics_->append_eval(step, result);
 }
 
 CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
                                        std::optional<double> eval_loss) {
-  const Stopwatch write;
   CheckpointWritten written;
+  if (writer_) {
+    // The state as it is now, copied to host memory; the writer thread takes it from here.
+    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true);
+    int size = 1;
+    DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
+    save_state(*snapshot, step, epoch, contents_, size, eval_loss);
+    writer_->wait();  // normally done already: TrainingRun waits before each checkpoint
+    writer_->start(config_.run.dir, step, std::move(snapshot), config_.checkpoint);
+    written.path = (std::filesystem::path(config_.run.dir) / "checkpoints" /
+                    checkpoint_file_name(step)).string();
+    written.in_background = true;
+    return written;
+  }
+  const Stopwatch write;
   written.path = save_checkpoint(config_.run.dir, step, epoch, contents_, comm_, config_.checkpoint,
                                  eval_loss);
   written.write_s = write.seconds();
   return written;
+}
+
+std::optional<CheckpointWritten> RunFiles::wait_for_checkpoint() {
+  return writer_ ? writer_->wait() : std::nullopt;
 }
 
 }  // namespace ddpt

@@ -9,6 +9,7 @@
 
 #include "config/config.hpp"
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_writer_thread.hpp"
 #include "io/metrics_writer.hpp"
 #include "train/training_run.hpp"
 
@@ -31,12 +32,15 @@ class RunFiles : public RunOutput {
   void record_eval(int64_t step, const EvalResult& result) override;
   CheckpointWritten checkpoint(int64_t step, int64_t epoch,
                                std::optional<double> eval_loss) override;
+  std::optional<CheckpointWritten> wait_for_checkpoint() override;
 
  private:
   const Config& config_;
   CheckpointContents contents_;
   MPI_Comm comm_;
   std::unique_ptr<MetricsWriter> metrics_;  // rank 0 only
+  // checkpoint.async only; after metrics_, so it is destroyed (finishing its write) first.
+  std::unique_ptr<CheckpointWriterThread> writer_;
 };
 
 }  // namespace ddpt

@@ -30,6 +30,12 @@ class StateWriter {
   virtual void tensor(const std::string& name, const torch::Tensor& value) = 0;
   // Per-rank state: this rank's `row` becomes row `rank` of a [world size, row.numel()] dataset.
   virtual void rank_row(const std::string& name, const torch::Tensor& row) = 0;
+  // A tensor sharded over ranks (ZeRO-1): the dataset has `shape` (the same on every rank), and
+  // this rank's 1-D `part` fills its elements [first, first + part.numel()) in row-major order.
+  // The parts of all ranks together fill it; a rank without a part passes an empty tensor of the
+  // dtype. Reads back like any tensor.
+  virtual void tensor_part(const std::string& name, const std::vector<int64_t>& shape,
+                           int64_t first, const torch::Tensor& part) = 0;
   virtual void scalar(const std::string& name, int64_t value) = 0;
   virtual void scalar(const std::string& name, double value) = 0;
   virtual void scalar(const std::string& name, const std::string& value) = 0;
@@ -42,6 +48,10 @@ class StateReader {
   virtual bool has(const std::string& name) const = 0;
   virtual std::unique_ptr<StateReader> group(const std::string& name) const = 0;
   virtual torch::Tensor tensor(const std::string& name) const = 0;
+  // Elements [first, first + count) of tensor `name` in row-major order, 1-D: the part of a
+  // tensor (sharded or not when saved) that this rank owns now.
+  virtual torch::Tensor tensor_part(const std::string& name, int64_t first,
+                                    int64_t count) const = 0;
   // Every saved rank's row, [saved world size, n].
   virtual torch::Tensor rank_rows(const std::string& name) const = 0;
   virtual int64_t int_scalar(const std::string& name) const = 0;

@@ -14,10 +14,19 @@ namespace ddpt {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
                                                         const std::vector<NamedTensor>& params);
+// The same over tensors that stand for parts of parameters (ZeRO-1's pieces, which are 1-D):
+// `decayed[i]` says whether tensors[i] belongs to a decayed parameter.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
+                                                        const std::vector<torch::Tensor>& tensors,
+                                                        const std::vector<bool>& decayed);
+// Whether weight decay applies to `param`: matrices, embeddings and kernels (2-D and more) yes,
+// biases and norm weights (1-D) no.
+bool is_decayed(const torch::Tensor& param);
 
 // Bytes of optimizer state a rank holds for `trainable_values` float32 values once every parameter
 // has taken a step: AdamW's two moments (8 bytes a value), SGD's momentum buffer (4; none without
-// momentum). Every rank holds all of it (the state is replicated).
+// momentum). Without ZeRO every rank holds the state of every trainable value; with ZeRO-1 of the
+// values it updates.
 int64_t planned_optimizer_state_bytes(const OptimConfig& config, int64_t trainable_values);
 
 // Sets every parameter group's learning rate.

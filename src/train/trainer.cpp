@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "train/optimizer.hpp"
+#include "train/optimizer_state.hpp"
 #include "train/progress_display.hpp"
 #include "train/task_loss.hpp"
 #include "util/error.hpp"
@@ -57,10 +58,10 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
     options.wire_dtype =
         config.ddp.compress == WirePrecision::kBf16 ? torch::kBFloat16 : torch::kHalf;
   }
+  if (config.ddp.zero == 1) options.reduction = GradientReduction::kReduceScatter;
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
-  optimizer_ = make_optimizer(config.optim, trainable_);
-  optimizer_state_ = std::make_unique<OptimizerCheckpoint>(*optimizer_, trainable_,
-                                                           choice_name(config.optim.type));
+  optimizer_ = make_distributed_optimizer(config, trainable_, engine_->reducer());
+  lr_ = config.optim.lr;
   // After the broadcast: every rank starts its average from rank 0's parameters.
   if (config.train.ema_decay > 0) ema_ = std::make_unique<Ema>(trainable_, config.train.ema_decay);
   if (precision_ == Precision::kFp16) {
@@ -159,7 +160,8 @@ std::optional<double> Trainer::train_step(int64_t step) {
       engine_->reducer().scale_gradients(config_.optim.clip / (unclipped_norm_ + kClipEpsilon));
     }
   }
-  set_learning_rate(*optimizer_, schedule_.lr_at(step) * spike_.lr_factor());
+  lr_ = schedule_.lr_at(step) * spike_.lr_factor();
+  set_learning_rate(optimizer_->optimizer(), lr_);
   optimizer_->step();
   if (ema_) ema_->update();
   return step_loss.item<double>();
@@ -179,7 +181,7 @@ StepRecord Trainer::record_row(int64_t done) {
   record.epoch = sampler_.epoch_of(done - 1);
   record.loss = loss.item<double>();
   record.skipped_steps = window_.skipped_total;
-  record.lr = optimizer_->param_groups().front().options().get_lr();
+  record.lr = lr_;
   record.grad_norm = config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
   return record;
 }
@@ -260,7 +262,7 @@ EvalResult Trainer::evaluate(const Dataset& data, int64_t batch) {
 }
 
 void Trainer::register_state(CheckpointRegistry& registry) {
-  registry.add(*optimizer_state_);
+  registry.add(*optimizer_);
   if (ema_) registry.add(*ema_);
   if (scaler_) registry.add(*scaler_);
   if (spike_.enabled()) registry.add(spike_);
@@ -276,7 +278,8 @@ TrainerFacts Trainer::facts() const {
   for (const auto& bucket : engine_->reducer().buckets()) facts.bucketed_values += bucket.numel;
   facts.schedule = schedule_.describe();
   facts.spike_lr_factor = spike_.lr_factor();
-  facts.optimizer_state_bytes = ddpt::optimizer_state_bytes(*optimizer_);
+  facts.optimizer_state_bytes = ddpt::optimizer_state_bytes(optimizer_->optimizer());
+  facts.optimizer_values = optimizer_->updated_values();
   return facts;
 }
 

@@ -15,12 +15,12 @@
 #include "models/model.hpp"
 #include "train/autocast.hpp"
 #include "train/checkpointed.hpp"
+#include "train/distributed_optimizer.hpp"
 #include "train/ema.hpp"
 #include "train/evaluate.hpp"
 #include "train/log_window.hpp"
 #include "train/loss_scaler.hpp"
 #include "train/lr_schedule.hpp"
-#include "train/optimizer_state.hpp"
 #include "train/spike_guard.hpp"
 
 namespace ddpt {
@@ -56,6 +56,7 @@ struct TrainerFacts {
   std::string schedule;               // the learning rate schedule in words
   double spike_lr_factor = 1;         // the spike guard's factor on the learning rate so far
   int64_t optimizer_state_bytes = 0;  // held by this rank now (0 before the first step)
+  int64_t optimizer_values = 0;       // parameter values this rank updates (ZeRO-1: its shard)
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the
@@ -116,8 +117,8 @@ class Trainer : public Checkpointed {
   DistributedSampler sampler_;
   std::unique_ptr<DataParallel> engine_;
   std::vector<NamedTensor> trainable_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::unique_ptr<OptimizerCheckpoint> optimizer_state_;
+  std::unique_ptr<DistributedOptimizer> optimizer_;
+  double lr_ = 0;  // of the last step
   LrSchedule schedule_;
   std::unique_ptr<Ema> ema_;
   Precision precision_;

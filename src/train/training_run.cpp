@@ -33,7 +33,17 @@ RunReport TrainingRun::run(RunOutput& output) {
   callbacks.on_record = [&](const StepRecord& record) { output.record(record); };
   callbacks.on_step_end = [&](int64_t done) { after_step(done, output, report); };
   report.summary = trainer_.run(callbacks);
+  wait_for_background_write(output, report);  // the run ends with its last checkpoint written
   return report;
+}
+
+void TrainingRun::wait_for_background_write(RunOutput& output, RunReport& report) {
+  const Watchdog::Scope watched = watchdog_.watch("background checkpoint write");
+  const std::optional<CheckpointWritten> written = output.wait_for_checkpoint();
+  if (!written) return;
+  report.checkpoints.write_s += written->write_s;
+  spdlog::info("checkpoint written: {} (in the background, {:.3f} s)", written->path,
+               written->write_s);
 }
 
 bool TrainingRun::checkpoint_due(int64_t done) const {
@@ -79,16 +89,22 @@ void TrainingRun::after_step(int64_t done, RunOutput& output, RunReport& report)
   }
   const bool stopping_early = (early_stop && config_.checkpoint.every > 0) || interrupted;
   if (!checkpoint && !stopping_early) return;
-  const Watchdog::Scope watched = watchdog_.watch(fmt::format("checkpoint write at step {}", done));
   const Stopwatch stalled;
+  wait_for_background_write(output, report);  // one write at a time
+  const Watchdog::Scope watched = watchdog_.watch(fmt::format("checkpoint write at step {}", done));
   const CheckpointWritten written = output.checkpoint(done, trainer_.epoch_of(done - 1), eval_loss);
   const double stall_s = stalled.seconds();
   report.last_checkpoint = written.path;
   ++report.checkpoints.count;
   report.checkpoints.stall_s += stall_s;
   report.checkpoints.write_s += written.write_s;
-  spdlog::info("checkpoint: {} (training stopped {:.3f} s, write {:.3f} s)", written.path, stall_s,
-               written.write_s);
+  if (written.in_background) {
+    spdlog::info("checkpoint: {} (training stopped {:.3f} s; writing in the background)",
+                 written.path, stall_s);
+  } else {
+    spdlog::info("checkpoint: {} (training stopped {:.3f} s, write {:.3f} s)", written.path,
+                 stall_s, written.write_s);
+  }
 }
 
 }  // namespace ddpt

@@ -27,6 +27,7 @@ namespace ddpt {
 struct CheckpointWritten {
   std::string path;
   double write_s = 0;  // writing the file, renaming it, moving the links, pruning old ones
+  bool in_background = false;  // checkpoint.async: still being written (write_s not known yet)
 };
 
 // Checkpoints of one run and what they cost.
@@ -43,9 +44,12 @@ class RunOutput {
   virtual void record(const StepRecord& record) = 0;
   virtual void record_eval(int64_t step, const EvalResult& result) = 0;
   // Collective: writes the checkpoint of `step`, with the validation loss at that step if there
-  // is one.
+  // is one (checkpoint.async: starts writing it in the background).
   virtual CheckpointWritten checkpoint(int64_t step, int64_t epoch,
                                        std::optional<double> eval_loss) = 0;
+  // Collective: waits for the checkpoint being written in the background, if any, and returns
+  // what it wrote.
+  virtual std::optional<CheckpointWritten> wait_for_checkpoint() = 0;
 };
 
 struct RunReport {
@@ -75,6 +79,8 @@ class TrainingRun {
   // Collective: evaluates and records the result.
   EvalResult evaluate(int64_t done, RunOutput& output, RunReport& report);
   bool checkpoint_due(int64_t done) const;
+  // Collective: waits for a background checkpoint write and accounts for it.
+  void wait_for_background_write(RunOutput& output, RunReport& report);
 
   const Config& config_;
   std::shared_ptr<const Dataset> val_;

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # A job killed with SIGKILL while it writes a checkpoint leaves checkpoints/latest on the previous
 # complete checkpoint, which loads, and train.resume = auto continues from it.
-# Usage: kill_during_checkpoint.sh MPIEXEC DDPTRAIN DECK
+# Usage: kill_during_checkpoint.sh MPIEXEC DDPTRAIN DECK [OPTION...] (e.g. --checkpoint.async=true)
 set -u
 source "$(dirname "$0")/common.sh"
 trap 'pkill -9 -f "run.dir=$work/run" 2>/dev/null; rm -rf "$work"' EXIT
 # A model of ~8.5M parameters: with AdamW state each checkpoint is ~100 MB, so its write is long
 # enough to be caught in the middle.
 args=(train "$deck" --run.dir="$work/run" --model.hidden=2048,2048,2048
-      --checkpoint.every=2 --checkpoint.keep=50 --log.every=1)
+      --checkpoint.every=2 --checkpoint.keep=50 --log.every=1 "${extra[@]}")
 ckpt=$work/run/checkpoints
 # One attempt: start the job, SIGKILL it once a checkpoint is being written after a complete one.
 # Prints the staging file's name if the kill landed while it was still being written (it then

@@ -2,11 +2,12 @@
 # SIGUSR1 to one rank, then SIGTERM to every rank (what SLURM sends before and at the time
 # limit): each time all ranks stop after the same step, write a checkpoint, exit 75; resumed with
 # train.resume = auto, the run ends with parameters bit for bit those of an uninterrupted run,
-# and metrics.h5 holds every row. Usage: stop_on_signal.sh MPIEXEC DDPTRAIN DECK
+# and metrics.h5 holds every row. Usage: stop_on_signal.sh MPIEXEC DDPTRAIN DECK [OPTION...]
 set -u
 source "$(dirname "$0")/common.sh"
 steps=1500
-common=(--train.steps=$steps --log.every=100 --checkpoint.every=200 --checkpoint.keep=20)
+common=(--train.steps=$steps --log.every=100 --checkpoint.every=200 --checkpoint.keep=20
+        "${extra[@]}")
 launch=("$mpiexec" -np 2 --oversubscribe --bind-to none "$ddptrain" train "$deck")
 
 "${launch[@]}" "${common[@]}" --run.dir="$work/whole" >"$work/whole.txt" 2>&1 ||

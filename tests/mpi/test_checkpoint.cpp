@@ -12,6 +12,7 @@
 #include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_writer_thread.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
 #include "train/optimizer_state.hpp"
@@ -86,10 +87,13 @@ Config resume_config(const std::string& dir) {
   return c;
 }
 
-void expect_exact_resume(double ema_decay) {
+void expect_exact_resume(double ema_decay, int64_t zero = 0) {
   const std::string dir = shared_temp_dir();
   Config config = resume_config(dir);
   config.train.ema_decay = ema_decay;
+  config.ddp.zero = zero;
+  config.ddp.first_bucket_mb = 1000 * 4 / 1048576.0;  // several buckets: ZeRO-1 blocks cut
+  config.ddp.bucket_mb = 2000 * 4 / 1048576.0;        // parameters
   const RunResult whole = run(config, 20, "");
   ASSERT_EQ(whole.losses.size(), 40u);
   const std::string at20 = dir + "/checkpoints/step_00000020.h5";
@@ -123,6 +127,12 @@ TEST(Checkpoint, ResumedRunRepeatsTheUninterruptedRunBitForBit) {
 
 TEST(Checkpoint, ResumedRunContinuesTheMovingAverageBitForBit) {
   expect_exact_resume(0.9);
+}
+
+// ZeRO-1: each rank saves its shard of the optimizer state into the full-size datasets and reads
+// it back.
+TEST(Checkpoint, ZeroResumedRunRepeatsTheUninterruptedRunBitForBit) {
+  expect_exact_resume(0.0, 1);
 }
 
 // The message of the error (exit code 3) that loading `path` raises ("" if none), and whether
@@ -243,12 +253,29 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
   const std::string first = save_checkpoint(dir + "/a", 7, 0, state, MPI_COMM_WORLD, retention);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // another second on the clock
   const std::string second = save_checkpoint(dir + "/b", 7, 0, state, MPI_COMM_WORLD, retention);
+  // checkpoint.async's way: a host copy of the state, written by the background thread after
+  // the state has moved on.
+  std::string third;
+  {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true);
+    save_state(*snapshot, 7, 0, state, size);
+    CheckpointWriterThread writer(MPI_COMM_WORLD);
+    writer.start(dir + "/c", 7, snapshot, retention);
+    sgd.step();  // training goes on while the file is written
+    const std::optional<CheckpointWritten> written = writer.wait();
+    ASSERT_TRUE(written.has_value());
+    third = written->path;
+  }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
     const std::string a = file_bytes(first);
     ASSERT_FALSE(a.empty());
     EXPECT_TRUE(a == file_bytes(second)) << first << " and " << second << " differ";
+    EXPECT_TRUE(a == file_bytes(third)) << first << " and the background write " << third
+                                        << " differ";
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) fs::remove_all(dir);

@@ -44,6 +44,38 @@ TEST(MpiComm, LargeAllReduceCrossesChunksAndIsIdenticalOnEveryRank) {
   }
 }
 
+TEST(MpiComm, ReduceScatterGivesEachRankItsBlockOfTheSum) {
+  MpiComm comm(MPI_COMM_WORLD);
+  const int64_t block = 1001;
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    torch::Tensor expected = torch::zeros({block * comm.size()}, torch::kDouble);
+    for (int r = 0; r < comm.size(); ++r) {
+      expected += contribution(r, block * comm.size()).to(dtype).to(torch::kDouble);
+    }
+    const torch::Tensor input = contribution(comm.rank(), block * comm.size()).to(dtype);
+    torch::Tensor output = torch::full({block}, -7.0, dtype);
+    comm.reduce_scatter_async(input, output)->wait();
+    const double tolerance = dtype == torch::kFloat ? 1e-5 : 5e-2;
+    EXPECT_TRUE(torch::allclose(output.to(torch::kDouble),
+                                expected.narrow(0, block * comm.rank(), block), tolerance,
+                                tolerance))
+        << c10::toString(dtype);
+  }
+}
+
+TEST(MpiComm, AllGatherInPlaceFillsEveryRanksBlock) {
+  MpiComm comm(MPI_COMM_WORLD);
+  const int64_t block = 777;
+  torch::Tensor expected = torch::empty({block * comm.size()});
+  for (int r = 0; r < comm.size(); ++r) {
+    expected.narrow(0, block * r, block).copy_(contribution(r, block));
+  }
+  torch::Tensor gathered = torch::full({block * comm.size()}, -7.0);
+  gathered.narrow(0, block * comm.rank(), block).copy_(contribution(comm.rank(), block));
+  comm.all_gather_in_place_async(gathered)->wait();
+  EXPECT_TRUE(torch::equal(gathered, expected));
+}
+
 TEST(MpiComm, ManyAsyncAllReducesCompleteInOrder) {
   MpiComm comm(MPI_COMM_WORLD);
   std::vector<torch::Tensor> tensors;

@@ -67,6 +67,22 @@ NcclHandle one_rank_handle() {
   return NcclHandle(1, broadcast_nccl_unique_id(MPI_COMM_SELF), 0);
 }
 
+// ZeRO-1's collectives on one GPU: a 1-rank reduce-scatter copies, an in-place all-gather keeps.
+TEST(NcclComm, OneRankReduceScatterAndAllGatherOnGpu) {
+  if (!nccl_compiled()) GTEST_SKIP() << "built without NCCL";
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device usable by LibTorch";
+  const torch::Device device(torch::kCUDA, 0);
+  auto comm = make_communicator(Backend::kNccl, device, MPI_COMM_SELF);
+  torch::manual_seed(6);
+  const torch::Tensor host = torch::randn({1000});
+  torch::Tensor out = torch::zeros({1000}, torch::TensorOptions().device(device));
+  comm->reduce_scatter_async(host.to(device), out)->wait();
+  EXPECT_TRUE(torch::equal(out.cpu(), host));
+  torch::Tensor gathered = host.to(device);
+  comm->all_gather_in_place_async(gathered)->wait();
+  EXPECT_TRUE(torch::equal(gathered.cpu(), host));
+}
+
 TEST(NcclComm, HandleAbortIsIdempotentAndReachesMovedHandles) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device usable by LibTorch";
   NcclHandle first = one_rank_handle();

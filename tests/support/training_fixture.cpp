@@ -42,6 +42,7 @@ TrainedRun train(const Config& config, MPI_Comm comm) {
   Trainer trainer(config, communicator, *model, *data.train);
   TrainedRun run;
   run.records = trainer.run().records;
+  run.facts = trainer.facts();
   for (const auto& p : model->named_parameters()) run.params.push_back(p.tensor.detach().clone());
   for (const auto& b : model->named_buffers()) run.buffers.push_back(b.tensor.detach().clone());
   return run;

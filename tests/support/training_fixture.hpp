@@ -22,6 +22,7 @@ struct TrainedRun {
   std::vector<StepRecord> records;
   std::vector<torch::Tensor> params;
   std::vector<torch::Tensor> buffers;
+  TrainerFacts facts;  // at the end
 };
 // Trains `config` (its data and model, model.freeze applied) on `comm` (MpiComm over it) from the
 // seed's initial model. Collective over `comm`.

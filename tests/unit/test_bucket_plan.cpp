@@ -2,6 +2,7 @@
 
 #include "config/ddp_defaults.hpp"
 #include "ddp/bucket_plan.hpp"
+#include "ddp/shard_plan.hpp"
 
 namespace ddpt {
 namespace {
@@ -65,6 +66,53 @@ TEST(BucketPlan, MiBConversion) {
 TEST(BucketPlan, DefaultCapsArePyTorchDdps) {
   EXPECT_EQ(mib_to_bytes(kDefaultBucketMiB), 25 * 1024 * 1024);
   EXPECT_EQ(mib_to_bytes(kDefaultFirstBucketMiB), 1024 * 1024);
+}
+
+}  // namespace
+}  // namespace ddpt
+
+namespace ddpt {
+namespace {
+
+// Every element of every bucket is owned by exactly one rank, through one piece.
+TEST(ShardPlan, EveryElementHasOneOwnerAndPiecesStayInsideTheirParameter) {
+  const std::vector<int64_t> numels{7, 100, 3, 50, 1};
+  const auto buckets = plan_buckets(floats(numels), 40, 400);
+  for (int world = 1; world <= 5; ++world) {
+    std::vector<std::vector<int>> owners;  // by parameter, by element
+    for (int64_t n : numels) owners.emplace_back(n, 0);
+    for (int rank = 0; rank < world; ++rank) {
+      const auto shards = plan_shards(buckets, numels, world, rank);
+      ASSERT_EQ(shards.size(), buckets.size());
+      for (size_t b = 0; b < buckets.size(); ++b) {
+        EXPECT_EQ(shards[b].block, (buckets[b].numel + world - 1) / world);
+        for (const ShardPiece& piece : shards[b].pieces) {
+          ASSERT_GT(piece.numel, 0);
+          ASSERT_LE(piece.param_offset + piece.numel, numels[piece.param]);
+          ASSERT_LE(piece.block_offset + piece.numel, shards[b].block);
+          // The piece is where the bucket puts these elements, inside this rank's block.
+          size_t k = 0;
+          while (buckets[b].params[k] != piece.param) ++k;
+          EXPECT_EQ(buckets[b].offsets[k] + piece.param_offset,
+                    shards[b].block * rank + piece.block_offset);
+          for (int64_t e = 0; e < piece.numel; ++e) ++owners[piece.param][piece.param_offset + e];
+        }
+      }
+    }
+    for (size_t p = 0; p < numels.size(); ++p) {
+      for (int64_t e = 0; e < numels[p]; ++e) {
+        ASSERT_EQ(owners[p][e], 1) << world << " ranks: parameter " << p << " element " << e;
+      }
+    }
+  }
+}
+
+TEST(ShardPlan, RanksPastTheEndOfASmallBucketOwnNothing) {
+  // One bucket of 5 values over 4 ranks: blocks of 2, rank 3's block is all padding.
+  const std::vector<int64_t> numels{5};
+  const auto buckets = plan_buckets(floats(numels), 1000, 1000);
+  EXPECT_EQ(plan_shards(buckets, numels, 4, 2)[0].pieces.size(), 1u);
+  EXPECT_TRUE(plan_shards(buckets, numels, 4, 3)[0].pieces.empty());
 }
 
 }  // namespace

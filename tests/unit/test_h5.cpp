@@ -6,7 +6,9 @@
 
 #include "h5/h5_check.hpp"
 #include "h5/h5_file.hpp"
+#include "h5/h5_dataset.hpp"
 #include "h5/h5_series.hpp"
+#include "h5/h5_tensor.hpp"
 
 namespace ddpt {
 namespace {
@@ -78,6 +80,41 @@ TEST_F(H5, FailedCallCarriesTheHdf5ErrorStack) {
     EXPECT_EQ(e.code(), ExitCode::kData);
     EXPECT_FALSE(e.where().empty());
   }
+}
+
+}  // namespace
+}  // namespace ddpt
+
+namespace ddpt {
+namespace {
+
+// Sharded state: runs of elements (cutting through rows and planes) written by separate calls
+// fill a 3-D dataset exactly, and read back by run or whole.
+TEST_F(H5, TensorPartsFillAMultiDimensionalDatasetInRowMajorOrder) {
+  const torch::Tensor whole = torch::arange(3 * 4 * 5, torch::kFloat).reshape({3, 4, 5});
+  const std::vector<std::pair<int64_t, int64_t>> runs{{0, 7}, {7, 26}, {33, 0}, {33, 27}};
+  {
+    H5File file = H5File::create(path("parts.h5"));
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const auto [first, count] = runs[k];
+      write_tensor_part(file.id(), "t" + std::to_string(k), {3, 4, 5}, first,
+                        whole.view(-1).narrow(0, first, count));
+    }
+    H5Dataset dataset = H5Dataset::create(file.id(), "all", torch::kFloat, {3, 4, 5});
+    for (const auto& [first, count] : runs) {
+      dataset.write_elements(first, whole.view(-1).narrow(0, first, count));
+    }
+  }
+  const H5File file = H5File::open_read(path("parts.h5"));
+  EXPECT_TRUE(torch::equal(read_tensor(file.id(), "all"), whole));
+  for (const auto& [first, count] : runs) {
+    EXPECT_TRUE(torch::equal(read_tensor_part(file.id(), "all", first, count),
+                             whole.view(-1).narrow(0, first, count)))
+        << "elements " << first << " + " << count;
+  }
+  // Each single-run dataset holds its run where it belongs.
+  const torch::Tensor second = read_tensor(file.id(), "t1").view(-1);
+  EXPECT_TRUE(torch::equal(second.narrow(0, 7, 26), whole.view(-1).narrow(0, 7, 26)));
 }
 
 }  // namespace

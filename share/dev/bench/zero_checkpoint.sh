@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Issue 17's figures for a ~105M-parameter MLP with AdamW (1024 -> 7 x 4096 -> 10, batch 8 per
+# rank, one thread per rank) at 1, 2 and 4 ranks (oversubscribed on a 2-core machine):
+#   - optimizer state bytes per rank, plain data parallel vs ZeRO-1 (ddp.zero = 1; target 1/N),
+#   - median step time of the steps without a checkpoint, plain vs ZeRO-1,
+#   - the training stall per checkpoint, checkpoint.async false vs true (target: async stall
+#     under 10% of the synchronous write), and the background write time,
+#   - the synchronous write's bandwidth against dd of the same bytes with fsync on the same disk.
+# Each configuration trains 24 steps with a checkpoint every 8 (3 checkpoints, the first after
+# warm-up). Not a test: it prints figures. Run nothing else meanwhile.
+# Usage: share/dev/bench/zero_checkpoint.sh [DIR] [RANKS...]  (DIR on the disk to measure,
+# default /tmp; ranks default 1 2 4). Build first (share/dev/setup.sh).
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+ddptrain=${DDPTRAIN:-$repo/build/bin/ddptrain}
+dir=$(mktemp -d "${1:-/tmp}/ddptrain_zero_bench.XXXXXX")
+shift || true
+ranks=("$@")
+[[ ${#ranks[@]} -gt 0 ]] || ranks=(1 2 4)
+trap 'rm -rf "$dir"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+options=(--data.samples=4096 --data.features=1024 --data.classes=10
+         --model.hidden=4096,4096,4096,4096,4096,4096,4096 --train.batch_size=8
+         --train.steps=24 --train.threads=1 --checkpoint.every=8 --checkpoint.keep=1
+         --log.every=1 --log.progress=lines)
+
+echo "ranks zero async | state/rank     | step ms (median) | stall s per ckpt | write s per ckpt | file MB"
+for np in "${ranks[@]}"; do
+  for zero in 0 1; do
+    for async in false true; do
+      run=$dir/np${np}_z${zero}_${async}
+      mpirun -np "$np" --oversubscribe --bind-to none "$ddptrain" train \
+        "$repo/inputs/quickstart.cfg" "${options[@]}" --run.dir="$run" --ddp.zero="$zero" \
+        --checkpoint.async="$async" </dev/null >"$run.txt" 2>&1 ||
+        { tail -20 "$run.txt"; exit 1; }
+      /usr/bin/python3 - "$run" "$np" "$zero" "$async" <<'PY'
+import re, statistics, sys, h5py, os
+run, np, zero, is_async = sys.argv[1:]
+log = open(run + ".txt").read()
+state = re.search(r"optimizer state\s*: (\S+ \S+)", log).group(1)
+stalls = [float(s) for s in re.findall(r"training stopped ([0-9.]+) s", log)]
+writes = [float(s) for s in re.findall(r"write ([0-9.]+) s\)", log)]
+writes += [float(s) for s in re.findall(r"in the background, ([0-9.]+) s\)", log)]
+with h5py.File(run + "/metrics.h5", "r") as f:
+    steps, times = f["train/step"][:], f["train/step_time_s"][:]
+plain = [t for s, t in zip(steps, times) if s % 8 != 0 and s > 3]
+size = os.path.getsize(run + "/checkpoints/step_00000024.h5") / 1e6
+if is_async == "false":
+    with open(os.path.dirname(run) + "/sync_writes", "a") as out:
+        out.write(f"{np} {zero} {size} {statistics.median(writes)}\n")
+print(f"{np:>5} {zero:>4} {is_async:>5} | {state:>14} | {statistics.median(plain) * 1e3:16.0f} | "
+      f"{statistics.median(stalls):16.3f} | {statistics.median(writes):16.3f} | {size:7.0f}")
+PY
+      rm -rf "$run"
+    done
+  done
+done
+
+# The same bytes through dd with fsync, on the same disk, against each synchronous write.
+mb=$(awk '{ print int($3 + 0.5) }' "$dir/sync_writes" | sort -n | tail -1)
+start=$(date +%s.%N)
+dd if=/dev/zero of="$dir/dd.bin" bs=1M count="$mb" conv=fsync 2>/dev/null
+dd_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+rm -f "$dir/dd.bin"
+echo "dd of $mb MB with fsync: $dd_s s ($(awk -v m="$mb" -v s="$dd_s" 'BEGIN { printf "%.0f", m / s }') MB/s)"
+awk -v dd="$dd_s" -v mb="$mb" '{ printf "sync write, %d rank(s), ddp.zero=%d: %.0f MB in %.3f s = %.0f MB/s, %.2fx dd\n", $1, $2, $3, $4, $3 / $4, (mb / dd) > 0 ? ($3 / $4) / (mb / dd) : 0 }' "$dir/sync_writes"

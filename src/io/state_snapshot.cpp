@@ -1,0 +1,163 @@
+#include "io/state_snapshot.hpp"
+
+#include <torch/cuda.h>
+
+#include <map>
+
+#include "h5/h5_lock.hpp"
+
+namespace ddpt {
+
+struct StateSnapshot::Call {
+  enum class Kind { kGroup, kTensor, kRankRow, kTensorPart, kInt, kDouble, kString };
+  Kind kind = Kind::kGroup;
+  std::string group;  // path of the group it is made on ("" is the root)
+  std::string name;
+  torch::Tensor tensor;
+  std::vector<int64_t> shape;  // kTensorPart
+  int64_t integer = 0;         // kInt; kTensorPart: the first element
+  double real = 0;
+  std::string text;
+};
+
+StateSnapshot::StateSnapshot(bool copy)
+    : StateSnapshot(std::make_shared<std::vector<Call>>(), "", copy) {}
+
+StateSnapshot::StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path,
+                             bool copy)
+    : calls_(std::move(calls)), path_(std::move(path)), copy_(copy) {}
+
+void StateSnapshot::record(Call call) {
+  call.group = path_;
+  calls_->push_back(std::move(call));
+}
+
+torch::Tensor StateSnapshot::keep(const torch::Tensor& value) const {
+  const torch::Tensor data = value.detach();
+  if (!copy_) return data;
+  // GPU tensors go to pinned memory without blocking (wait_for_copies() waits for them).
+  torch::Tensor host = torch::empty(data.sizes(), data.options()
+                                                      .device(torch::kCPU)
+                                                      .memory_format(torch::MemoryFormat::Contiguous)
+                                                      .pinned_memory(data.is_cuda()));
+  host.copy_(data, /*non_blocking=*/data.is_cuda());
+  return host;
+}
+
+std::unique_ptr<StateWriter> StateSnapshot::group(const std::string& name) {
+  Call call;
+  call.kind = Call::Kind::kGroup;
+  call.name = name;
+  record(std::move(call));
+  return std::unique_ptr<StateWriter>(
+      new StateSnapshot(calls_, path_.empty() ? name : path_ + "/" + name, copy_));
+}
+
+void StateSnapshot::tensor(const std::string& name, const torch::Tensor& value) {
+  Call call;
+  call.kind = Call::Kind::kTensor;
+  call.name = name;
+  call.tensor = keep(value);
+  record(std::move(call));
+}
+
+void StateSnapshot::rank_row(const std::string& name, const torch::Tensor& row) {
+  Call call;
+  call.kind = Call::Kind::kRankRow;
+  call.name = name;
+  call.tensor = keep(row);
+  record(std::move(call));
+}
+
+void StateSnapshot::tensor_part(const std::string& name, const std::vector<int64_t>& shape,
+                                int64_t first, const torch::Tensor& part) {
+  Call call;
+  call.kind = Call::Kind::kTensorPart;
+  call.name = name;
+  call.shape = shape;
+  call.integer = first;
+  call.tensor = keep(part);
+  record(std::move(call));
+}
+
+void StateSnapshot::scalar(const std::string& name, int64_t value) {
+  Call call;
+  call.kind = Call::Kind::kInt;
+  call.name = name;
+  call.integer = value;
+  record(std::move(call));
+}
+
+void StateSnapshot::scalar(const std::string& name, double value) {
+  Call call;
+  call.kind = Call::Kind::kDouble;
+  call.name = name;
+  call.real = value;
+  record(std::move(call));
+}
+
+void StateSnapshot::scalar(const std::string& name, const std::string& value) {
+  Call call;
+  call.kind = Call::Kind::kString;
+  call.name = name;
+  call.text = value;
+  record(std::move(call));
+}
+
+void StateSnapshot::wait_for_copies() const {
+  for (const Call& call : *calls_) {
+    if (call.tensor.defined() && call.tensor.is_pinned()) {
+      torch::cuda::synchronize();  // the copies were queued on the GPU's streams
+      return;
+    }
+  }
+}
+
+int64_t StateSnapshot::bytes() const {
+  int64_t total = 0;
+  for (const Call& call : *calls_) {
+    if (call.tensor.defined()) total += static_cast<int64_t>(call.tensor.nbytes());
+  }
+  return total;
+}
+
+void StateSnapshot::replay(StateWriter& root) const {
+  // The writers of the groups made so far, kept open as a direct write keeps them.
+  std::map<std::string, std::unique_ptr<StateWriter>> groups;
+  auto writer_of = [&](const std::string& path) -> StateWriter& {
+    return path.empty() ? root : *groups.at(path);
+  };
+  for (const Call& call : *calls_) {
+    const Hdf5Lock lock;
+    StateWriter& writer = writer_of(call.group);
+    switch (call.kind) {
+      case Call::Kind::kGroup: {
+        const std::string path = call.group.empty() ? call.name : call.group + "/" + call.name;
+        groups[path] = writer.group(call.name);
+        break;
+      }
+      case Call::Kind::kTensor:
+        writer.tensor(call.name, call.tensor);
+        break;
+      case Call::Kind::kRankRow:
+        writer.rank_row(call.name, call.tensor);
+        break;
+      case Call::Kind::kTensorPart:
+        writer.tensor_part(call.name, call.shape, call.integer, call.tensor);
+        break;
+      case Call::Kind::kInt:
+        writer.scalar(call.name, call.integer);
+        break;
+      case Call::Kind::kDouble:
+        writer.scalar(call.name, call.real);
+        break;
+      case Call::Kind::kString:
+        writer.scalar(call.name, call.text);
+        break;
+    }
+  }
+  const Hdf5Lock lock;
+  groups.clear();  // closes the groups
+}
+
+}  // namespace ddpt

@@ -1,0 +1,49 @@
+// A checkpoint's contents as a list of StateWriter calls. Every checkpoint is written by replaying
+// one: a synchronous write replays it at once on the training thread (the tensors are referenced,
+// not copied); with checkpoint.async the parts save into a snapshot that copies each tensor to
+// host memory (pinned for GPU tensors) at the step boundary, training goes on, and the background
+// writer replays it. One code path, so both write the same file, byte for byte.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "train/checkpointed.hpp"
+
+namespace ddpt {
+
+class StateSnapshot : public StateWriter {
+ public:
+  // `copy`: take host copies of the tensors (for a replay after training has moved on).
+  explicit StateSnapshot(bool copy);
+  std::unique_ptr<StateWriter> group(const std::string& name) override;
+  void tensor(const std::string& name, const torch::Tensor& value) override;
+  void rank_row(const std::string& name, const torch::Tensor& row) override;
+  void tensor_part(const std::string& name, const std::vector<int64_t>& shape, int64_t first,
+                   const torch::Tensor& part) override;
+  void scalar(const std::string& name, int64_t value) override;
+  void scalar(const std::string& name, double value) override;
+  void scalar(const std::string& name, const std::string& value) override;
+
+  // Waits for the copies from the GPU (if any) to land in host memory.
+  void wait_for_copies() const;
+  // Makes the recorded calls on `root`, in order, each under the HDF5 lock (h5/h5_lock.hpp).
+  void replay(StateWriter& root) const;
+  // Bytes of tensor data held.
+  int64_t bytes() const;
+
+ private:
+  struct Call;
+  StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, bool copy);
+  void record(Call call);
+  torch::Tensor keep(const torch::Tensor& value) const;  // a copy, or the tensor itself
+
+  std::shared_ptr<std::vector<Call>> calls_;  // shared by the writers of every group
+  std::string path_;                          // of this writer's group: "" is the root
+  bool copy_;
+};
+
+}  // namespace ddpt

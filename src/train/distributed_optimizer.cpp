@@ -1,0 +1,22 @@
+#include "train/distributed_optimizer.hpp"
+
+#include "train/optimizer.hpp"
+#include "train/sharded_optimizer.hpp"
+
+namespace ddpt {
+
+ReplicatedOptimizer::ReplicatedOptimizer(const OptimConfig& config,
+                                         const std::vector<NamedTensor>& params)
+    : optimizer_(make_optimizer(config, params)),
+      checkpoint_(
+          std::make_unique<OptimizerCheckpoint>(*optimizer_, params, choice_name(config.type))) {
+  for (const auto& p : params) values_ += p.tensor.numel();
+}
+
+std::unique_ptr<DistributedOptimizer> make_distributed_optimizer(
+    const Config& config, const std::vector<NamedTensor>& params, Reducer& reducer) {
+  if (config.ddp.zero == 1) return std::make_unique<ShardedOptimizer>(config.optim, params, reducer);
+  return std::make_unique<ReplicatedOptimizer>(config.optim, params);
+}
+
+}  // namespace ddpt
