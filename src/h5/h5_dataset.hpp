@@ -13,6 +13,17 @@
 
 namespace ddpt {
 
+// A box of a dataset's index space: what one hyperslab selects.
+struct ElementBox {
+  std::vector<hsize_t> start;
+  std::vector<hsize_t> extent;
+};
+// The elements [first, first + count) of an array of `shape` (row-major order) as boxes, in that
+// order: at most 2 x rank - 1 of them (a partial first and last row at each level around a box of
+// whole rows).
+std::vector<ElementBox> element_boxes(const std::vector<int64_t>& shape, int64_t first,
+                                      int64_t count);
+
 class H5Dataset {
  public:
   // Opens `name` in `file`. DataError naming the file and the object if it is missing, is not a
@@ -61,10 +72,12 @@ class H5Dataset {
   static H5Dataset open_as(hid_t parent, const std::string& name, std::string file_path,
                            std::string shown_name);
   torch::Tensor read_selection(hid_t file_space, int64_t rows) const;
-  // The file space with elements [first, first + count) (row-major) selected.
-  H5Id select_elements(int64_t first, int64_t count) const;
-  // Reads into `out` (shaped like the selection); DataError naming the dataset on failure.
-  void read_into(torch::Tensor& out, hid_t memory_space, hid_t file_space) const;
+  // Reads (or, collectively, writes) the 1-D contiguous `values` from (into) elements
+  // [first, first + values.numel()), box by box.
+  void transfer_elements(int64_t first, const torch::Tensor& values, bool write) const;
+  // Reads into `out` (laid out like the memory selection); DataError naming the dataset on
+  // failure.
+  void read_into(void* out, hid_t memory_space, hid_t file_space) const;
 
   H5Id dataset_;
   std::vector<int64_t> shape_;

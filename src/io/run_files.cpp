@@ -49,12 +49,14 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
                                        std::optional<double> eval_loss) {
   CheckpointWritten written;
   if (writer_) {
-    // The state as it is now, copied to host memory; the writer thread takes it from here.
-    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true);
+    writer_->wait();  // normally done already: TrainingRun waits before each checkpoint
+    // The state as it is now, copied to host memory (into the last snapshot's buffers); the
+    // writer thread takes it from here.
+    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true, std::move(last_snapshot_));
     int size = 1;
     DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
     save_state(*snapshot, step, epoch, contents_, size, eval_loss);
-    writer_->wait();  // normally done already: TrainingRun waits before each checkpoint
+    last_snapshot_ = snapshot;
     writer_->start(config_.run.dir, step, std::move(snapshot), config_.checkpoint);
     written.path = (std::filesystem::path(config_.run.dir) / "checkpoints" /
                     checkpoint_file_name(step)).string();

@@ -41,6 +41,7 @@ class RunFiles : public RunOutput {
   std::unique_ptr<MetricsWriter> metrics_;  // rank 0 only
   // checkpoint.async only; after metrics_, so it is destroyed (finishing its write) first.
   std::unique_ptr<CheckpointWriterThread> writer_;
+  std::shared_ptr<StateSnapshot> last_snapshot_;  // its host memory is reused by the next
 };
 
 }  // namespace ddpt

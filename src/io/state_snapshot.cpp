@@ -20,12 +20,18 @@ struct StateSnapshot::Call {
   std::string text;
 };
 
-StateSnapshot::StateSnapshot(bool copy)
-    : StateSnapshot(std::make_shared<std::vector<Call>>(), "", copy) {}
+StateSnapshot::StateSnapshot(bool copy, std::shared_ptr<StateSnapshot> reuse)
+    : StateSnapshot(std::make_shared<std::vector<Call>>(), "", copy,
+                    std::make_shared<Spares>()) {
+  if (!reuse) return;
+  for (Call& call : *reuse->calls_) {
+    if (call.tensor.defined()) spares_->tensors.push_back(std::move(call.tensor));
+  }
+}
 
 StateSnapshot::StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path,
-                             bool copy)
-    : calls_(std::move(calls)), path_(std::move(path)), copy_(copy) {}
+                             bool copy, std::shared_ptr<Spares> spares)
+    : calls_(std::move(calls)), path_(std::move(path)), copy_(copy), spares_(std::move(spares)) {}
 
 void StateSnapshot::record(Call call) {
   call.group = path_;
@@ -35,11 +41,21 @@ void StateSnapshot::record(Call call) {
 torch::Tensor StateSnapshot::keep(const torch::Tensor& value) const {
   const torch::Tensor data = value.detach();
   if (!copy_) return data;
+  torch::Tensor host;
+  if (spares_->next < spares_->tensors.size()) {
+    torch::Tensor& spare = spares_->tensors[spares_->next++];
+    if (spare.sizes() == data.sizes() && spare.dtype() == data.dtype() &&
+        spare.is_pinned() == data.is_cuda()) {
+      host = std::move(spare);
+    }
+  }
   // GPU tensors go to pinned memory without blocking (wait_for_copies() waits for them).
-  torch::Tensor host = torch::empty(data.sizes(), data.options()
-                                                      .device(torch::kCPU)
-                                                      .memory_format(torch::MemoryFormat::Contiguous)
-                                                      .pinned_memory(data.is_cuda()));
+  if (!host.defined()) {
+    host = torch::empty(data.sizes(), data.options()
+                                          .device(torch::kCPU)
+                                          .memory_format(torch::MemoryFormat::Contiguous)
+                                          .pinned_memory(data.is_cuda()));
+  }
   host.copy_(data, /*non_blocking=*/data.is_cuda());
   return host;
 }
@@ -50,7 +66,7 @@ std::unique_ptr<StateWriter> StateSnapshot::group(const std::string& name) {
   call.name = name;
   record(std::move(call));
   return std::unique_ptr<StateWriter>(
-      new StateSnapshot(calls_, path_.empty() ? name : path_ + "/" + name, copy_));
+      new StateSnapshot(calls_, path_.empty() ? name : path_ + "/" + name, copy_, spares_));
 }
 
 void StateSnapshot::tensor(const std::string& name, const torch::Tensor& value) {

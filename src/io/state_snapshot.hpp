@@ -17,8 +17,11 @@ namespace ddpt {
 
 class StateSnapshot : public StateWriter {
  public:
-  // `copy`: take host copies of the tensors (for a replay after training has moved on).
-  explicit StateSnapshot(bool copy);
+  // `copy`: take host copies of the tensors (for a replay after training has moved on). `reuse`:
+  // a snapshot already written, whose host tensors are copied into where the calls match (the
+  // same contents make the same calls), instead of allocating and faulting in fresh memory for
+  // every checkpoint.
+  explicit StateSnapshot(bool copy, std::shared_ptr<StateSnapshot> reuse = nullptr);
   std::unique_ptr<StateWriter> group(const std::string& name) override;
   void tensor(const std::string& name, const torch::Tensor& value) override;
   void rank_row(const std::string& name, const torch::Tensor& row) override;
@@ -37,13 +40,19 @@ class StateSnapshot : public StateWriter {
 
  private:
   struct Call;
-  StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, bool copy);
+  struct Spares {  // the host tensors of a written snapshot, taken in call order
+    std::vector<torch::Tensor> tensors;
+    size_t next = 0;
+  };
+  StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, bool copy,
+                std::shared_ptr<Spares> spares);
   void record(Call call);
   torch::Tensor keep(const torch::Tensor& value) const;  // a copy, or the tensor itself
 
   std::shared_ptr<std::vector<Call>> calls_;  // shared by the writers of every group
   std::string path_;                          // of this writer's group: "" is the root
   bool copy_;
+  std::shared_ptr<Spares> spares_;  // shared by the writers of every group
 };
 
 }  // namespace ddpt

@@ -112,6 +112,20 @@ TEST_F(H5, TensorPartsFillAMultiDimensionalDatasetInRowMajorOrder) {
                              whole.view(-1).narrow(0, first, count)))
         << "elements " << first << " + " << count;
   }
+  // Each run is at most 2 x rank - 1 boxes that tile it in order.
+  for (int64_t first = 0; first < 60; first += 7) {
+    for (int64_t count = 0; first + count <= 60; count += 5) {
+      const auto boxes = element_boxes({3, 4, 5}, first, count);
+      ASSERT_LE(boxes.size(), 5u);
+      int64_t next = first;
+      for (const ElementBox& box : boxes) {
+        const int64_t flat = static_cast<int64_t>((box.start[0] * 4 + box.start[1]) * 5 + box.start[2]);
+        EXPECT_EQ(flat, next) << "run " << first << " + " << count;
+        next += static_cast<int64_t>(box.extent[0] * box.extent[1] * box.extent[2]);
+      }
+      EXPECT_EQ(next, first + count) << "run " << first << " + " << count;
+    }
+  }
   // Each single-run dataset holds its run where it belongs.
   const torch::Tensor second = read_tensor(file.id(), "t1").view(-1);
   EXPECT_TRUE(torch::equal(second.narrow(0, 7, 26), whole.view(-1).narrow(0, 7, 26)));
