@@ -19,6 +19,8 @@ struct Case {
   double clip = 0;
   std::string freeze;
   double ema_decay = 0;
+  WirePrecision compress = WirePrecision::kNone;
+  double tolerance = kTolerance;
 };
 
 Config zero_config(const Case& c) {
@@ -27,6 +29,7 @@ Config zero_config(const Case& c) {
   config.optim.clip = c.clip;
   config.model.freeze = c.freeze;
   config.train.ema_decay = c.ema_decay;
+  config.ddp.compress = c.compress;
   config.log.every = 1;  // a record per step to compare
   // 1000 and 2000 floats: the MLP's 5.7K values fall into 4 buckets of odd sizes.
   config.ddp.first_bucket_mb = 1000 * 4 / 1048576.0;
@@ -42,7 +45,7 @@ void expect_zero_matches_plain(const Case& c) {
   const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
   const TrainedRun without = train(plain, MPI_COMM_WORLD);
   EXPECT_GT(max_relative_difference(without.params, initial), kMustMove) << "training did not move";
-  EXPECT_LT(max_relative_difference(with_zero.params, without.params), kTolerance)
+  EXPECT_LT(max_relative_difference(with_zero.params, without.params), c.tolerance)
       << world_size() << " ranks, ZeRO-1 vs plain data parallel";
   // Each rank holds the state of its shard only; together, the whole state once.
   int64_t zero_bytes = with_zero.facts.optimizer_state_bytes;
@@ -55,10 +58,10 @@ void expect_zero_matches_plain(const Case& c) {
   ASSERT_EQ(with_zero.records.size(), without.records.size());
   for (size_t i = 0; i < without.records.size(); ++i) {
     EXPECT_NEAR(with_zero.records[i].loss, without.records[i].loss,
-                1e-6 * std::abs(without.records[i].loss))
+                c.tolerance * std::abs(without.records[i].loss))
         << "record " << i;
     EXPECT_NEAR(with_zero.records[i].grad_norm, without.records[i].grad_norm,
-                1e-5 * without.records[i].grad_norm)
+                10 * c.tolerance * without.records[i].grad_norm)
         << "record " << i << ": the global norm from the shards";
   }
 }
@@ -74,6 +77,11 @@ TEST(Zero, AdamWClippedWithGradAccum) {
 }
 TEST(Zero, SgdClippedWithGradAccum) {
   expect_zero_matches_plain({OptimizerType::kSgd, 2, 0.05});
+}
+// bf16 on the wire: both sum in bf16 (8 significant bits), and at 3 ranks the reduce-scatter may
+// add in another order than the all-reduce: 2.2e-4 apart after 6 steps (exact at 2 ranks).
+TEST(Zero, AdamWWithBf16OnTheWire) {
+  expect_zero_matches_plain({OptimizerType::kAdamW, 1, 0, "", 0, WirePrecision::kBf16, 1e-3});
 }
 TEST(Zero, FrozenLayerAndMovingAverage) {
   expect_zero_matches_plain({OptimizerType::kAdamW, 1, 0, "0.*", 0.9});
