@@ -121,9 +121,10 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_async(torch::Tensor input, torch::
   require_host_contiguous(input, "reduce_scatter");
   require_host_contiguous(output, "reduce_scatter");
   if (input.numel() != output.numel() * size_ || input.scalar_type() != output.scalar_type()) {
-    throw Error("MpiComm::reduce_scatter: the input must hold world size x the output's elements, "
-                "of the same dtype",
-                ExitCode::kInternal, Raised::kThisRank);
+    throw Error(
+        "MpiComm::reduce_scatter: the input must hold world size x the output's elements, "
+        "of the same dtype",
+        ExitCode::kInternal, Raised::kThisRank);
   }
   const MPI_Datatype type = mpi_type_of(output);
   const MPI_Op sum = sum_op_of(output);
@@ -148,8 +149,8 @@ std::shared_ptr<Work> MpiComm::all_gather_in_place_async(torch::Tensor tensor) {
   const int count = checked_count(tensor) / size_;
   return submit_collective(next_collective_name("all_gather", tensor), [=, this]() mutable {
     if (size_ == 1) return;
-    DDPT_CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, tensor.data_ptr(), count,
-                                 type, comm_.get()));
+    DDPT_CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, tensor.data_ptr(), count, type,
+                                 comm_.get()));
   });
 }
 

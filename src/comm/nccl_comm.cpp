@@ -175,25 +175,27 @@ std::shared_ptr<Work> NcclComm::reduce_scatter_async(torch::Tensor input, torch:
   require_device_contiguous(input, device_, "reduce_scatter");
   require_device_contiguous(output, device_, "reduce_scatter");
   if (input.numel() != output.numel() * size_ || input.scalar_type() != output.scalar_type()) {
-    throw Error("NcclComm::reduce_scatter: the input must hold world size x the output's "
-                "elements, of the same dtype",
-                ExitCode::kInternal, Raised::kThisRank);
+    throw Error(
+        "NcclComm::reduce_scatter: the input must hold world size x the output's "
+        "elements, of the same dtype",
+        ExitCode::kInternal, Raised::kThisRank);
   }
   const cudaStream_t compute = enter_collective();
   DDPT_CHECK_NCCL(ncclReduceScatter(input.data_ptr(), output.data_ptr(),
                                     static_cast<size_t>(output.numel()), nccl_type_of(output),
                                     ncclSum, handle_.get(), stream_.get()));
   std::shared_ptr<CudaEvent> done = finish_collective("reduce_scatter", input);
-  return std::make_shared<NcclWork>(std::move(done), compute,
-                                    std::vector<torch::Tensor>{std::move(input), std::move(output)});
+  return std::make_shared<NcclWork>(
+      std::move(done), compute, std::vector<torch::Tensor>{std::move(input), std::move(output)});
 }
 
 std::shared_ptr<Work> NcclComm::all_gather_in_place_async(torch::Tensor tensor) {
   require_device_contiguous(tensor, device_, "all_gather_in_place");
   if (tensor.numel() % size_ != 0) {
-    throw Error("NcclComm::all_gather_in_place: the tensor's elements must divide by the world "
-                "size",
-                ExitCode::kInternal, Raised::kThisRank);
+    throw Error(
+        "NcclComm::all_gather_in_place: the tensor's elements must divide by the world "
+        "size",
+        ExitCode::kInternal, Raised::kThisRank);
   }
   const int64_t block = tensor.numel() / size_;
   // In place as NCCL defines it: the send buffer is this rank's block of the receive buffer.

@@ -184,7 +184,8 @@ void Reducer::finalize_backward() {
 
 void Reducer::reduce_gradient_squares() {
   torch::NoGradGuard no_grad;
-  torch::Tensor squares = torch::zeros({1}, torch::TensorOptions(torch::kDouble).device(comm_.device()));
+  torch::Tensor squares =
+      torch::zeros({1}, torch::TensorOptions(torch::kDouble).device(comm_.device()));
   for (const auto& bucket : buckets_) {
     squares += bucket.shard_gradient.to(torch::kDouble).square().sum();
   }
@@ -197,11 +198,12 @@ void Reducer::all_gather_parameters() {
   std::vector<std::shared_ptr<Work>> gathers;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     // This rank's block of the bucket, from its updated pieces; the padding stays as it is.
-    torch::Tensor own = buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
+    torch::Tensor own =
+        buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
     for (const ShardPiece& piece : shards_[b].pieces) {
       own.narrow(0, piece.block_offset, piece.numel)
           .copy_(params_[piece.param].tensor.detach().view(-1).narrow(0, piece.param_offset,
-                                                                       piece.numel));
+                                                                      piece.numel));
     }
     gathers.push_back(comm_.all_gather_in_place_async(buckets_[b].buffer));
   }

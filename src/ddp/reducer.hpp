@@ -96,7 +96,7 @@ class Reducer {
     torch::Tensor wire;    // ddp.compress: the buffer in the wire precision (else undefined)
     torch::Tensor shard_gradient;  // ZeRO-1: the sum of this rank's block (else undefined)
     torch::Tensor shard_wire;      // ZeRO-1 with ddp.compress: that block in the wire precision
-    size_t pending = 0;    // parameters not yet ready in this backward
+    size_t pending = 0;            // parameters not yet ready in this backward
     std::shared_ptr<Work> work;
   };
   struct Slot {

@@ -20,7 +20,7 @@ struct ShardPiece {
 };
 
 struct BucketShard {
-  int64_t block = 0;  // elements per rank (the padded bucket holds block x world size)
+  int64_t block = 0;               // elements per rank (the padded bucket holds block x world size)
   std::vector<ShardPiece> pieces;  // this rank's, in bucket order (empty pieces left out)
 };
 

@@ -259,8 +259,8 @@ void H5Dataset::transfer_elements(int64_t first, const torch::Tensor& values, bo
     H5Id memory_space;
     if (k < boxes.size()) {
       const ElementBox& box = boxes[k];
-      DDPT_CHECK_H5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, box.start.data(),
-                                        nullptr, box.extent.data(), nullptr));
+      DDPT_CHECK_H5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, box.start.data(), nullptr,
+                                        box.extent.data(), nullptr));
       memory_space = H5Id(DDPT_CHECK_H5(
           H5Screate_simple(static_cast<int>(box.extent.size()), box.extent.data(), nullptr)));
     } else {

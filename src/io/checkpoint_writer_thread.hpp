@@ -35,8 +35,8 @@ class CheckpointWriterThread {
 
   // Starts writing `snapshot` as the checkpoint of `step`; returns at once. Call wait() first:
   // one write at a time.
-  void start(const std::string& run_dir, int64_t step, std::shared_ptr<const StateSnapshot> snapshot,
-             const CheckpointConfig& retention);
+  void start(const std::string& run_dir, int64_t step,
+             std::shared_ptr<const StateSnapshot> snapshot, const CheckpointConfig& retention);
   // Waits for the write in flight and returns what it wrote (nullopt if none was in flight);
   // rethrows its error on this thread.
   std::optional<CheckpointWritten> wait();
@@ -44,8 +44,8 @@ class CheckpointWriterThread {
  private:
   MpiCommHandle comm_;
   std::thread thread_;
-  CheckpointWritten result_;   // written by the thread, read after join
-  std::exception_ptr error_;   // likewise
+  CheckpointWritten result_;  // written by the thread, read after join
+  std::exception_ptr error_;  // likewise
 };
 
 }  // namespace ddpt

@@ -129,14 +129,6 @@ void StateSnapshot::wait_for_copies() const {
   }
 }
 
-int64_t StateSnapshot::bytes() const {
-  int64_t total = 0;
-  for (const Call& call : *calls_) {
-    if (call.tensor.defined()) total += static_cast<int64_t>(call.tensor.nbytes());
-  }
-  return total;
-}
-
 void StateSnapshot::replay(StateWriter& root) const {
   // The writers of the groups made so far, kept open as a direct write keeps them.
   std::map<std::string, std::unique_ptr<StateWriter>> groups;

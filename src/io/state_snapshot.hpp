@@ -35,8 +35,6 @@ class StateSnapshot : public StateWriter {
   void wait_for_copies() const;
   // Makes the recorded calls on `root`, in order, each under the HDF5 lock (h5/h5_lock.hpp).
   void replay(StateWriter& root) const;
-  // Bytes of tensor data held.
-  int64_t bytes() const;
 
  private:
   struct Call;
