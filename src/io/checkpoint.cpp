@@ -99,16 +99,19 @@ namespace {
 // on the background writer while the training thread reads data or writes metrics).
 void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, MPI_Comm comm,
                            int rank, int size) {
+  // Opening and closing the root group are HDF5 calls too: one of them unlocked, racing the
+  // training thread's metrics row, corrupted HDF5 1.14's global API context ("no VOL object wrap
+  // context") and aborted or hung about one run in ten.
   std::optional<H5File> file;
+  std::optional<H5StateWriter> root;
   {
     const Hdf5Lock lock;
     file = H5File::create(path.string(), comm);
+    root.emplace(H5Group::open(file->id(), "/"), rank, size);
   }
-  {
-    H5StateWriter root(H5Group::open(file->id(), "/"), rank, size);
-    snapshot.replay(root);
-  }
+  snapshot.replay(*root);  // locks per object
   const Hdf5Lock lock;
+  root.reset();
   file.reset();  // collective close
 }
 
