@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "h5/h5_lock.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -38,8 +39,11 @@ Batch TokenStream::get(const torch::Tensor& indices) const {
   torch::Tensor windows = torch::empty({n, block_ + 1}, torch::kLong);
   const auto index = indices.to(torch::kLong).contiguous();
   const int64_t* i = index.data_ptr<int64_t>();
-  for (int64_t k = 0; k < n; ++k) {
-    windows[k].copy_(tokens_.read_range(i[k] * stride_, block_ + 1));
+  {
+    const Hdf5Lock lock;  // checkpoint.async may be writing a checkpoint on another thread
+    for (int64_t k = 0; k < n; ++k) {
+      windows[k].copy_(tokens_.read_range(i[k] * stride_, block_ + 1));
+    }
   }
   const auto [low, high] = torch::aminmax(windows);
   if (low.item<int64_t>() < 0 || high.item<int64_t>() >= vocab_) {

@@ -6,6 +6,8 @@
 
 #include <utility>
 
+#include "h5/h5_lock.hpp"
+
 namespace ddpt {
 
 class H5Id {
@@ -29,7 +31,9 @@ class H5Id {
 
  private:
   void reset() noexcept {
-    if (id_ >= 0) H5Idec_ref(id_);  // destructors never throw; a failed close is not actionable
+    if (id_ < 0) return;
+    expect_hdf5_lock("H5Idec_ref");
+    H5Idec_ref(id_);  // destructors never throw; a failed close is not actionable
     id_ = H5I_INVALID_HID;
   }
   hid_t id_ = H5I_INVALID_HID;

@@ -1,10 +1,45 @@
 #include "h5/h5_lock.hpp"
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
 namespace ddpt {
+namespace {
+std::atomic<int> shared_scopes{0};
+thread_local int locks_held = 0;  // this thread's depth in the recursive lock
+}  // namespace
 
 std::recursive_mutex& hdf5_mutex() {
   static std::recursive_mutex mutex;
   return mutex;
+}
+
+Hdf5Lock::Hdf5Lock() {
+  hdf5_mutex().lock();
+  ++locks_held;
+}
+
+Hdf5Lock::~Hdf5Lock() {
+  --locks_held;
+  hdf5_mutex().unlock();
+}
+
+Hdf5SharedScope::Hdf5SharedScope() {
+  shared_scopes.fetch_add(1);
+}
+
+Hdf5SharedScope::~Hdf5SharedScope() {
+  shared_scopes.fetch_sub(1);
+}
+
+void expect_hdf5_lock(const char* call) noexcept {
+  if (locks_held > 0 || shared_scopes.load(std::memory_order_relaxed) == 0) return;
+  std::fprintf(stderr,
+               "ddptrain: internal error: HDF5 call without the HDF5 lock while a checkpoint is "
+               "written in the background: %s\n",
+               call);
+  std::abort();
 }
 
 }  // namespace ddpt

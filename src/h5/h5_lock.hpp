@@ -10,6 +10,11 @@
 // A writer thread's collective write (MPI-IO) holds the lock while it waits for the other ranks'
 // writers; those can always proceed, since a training thread holds the lock only around
 // independent operations that finish on their own (never around an MPI collective).
+//
+// The rule is checked: while an Hdf5SharedScope exists (a background write is in flight), every
+// call made through DDPT_CHECK_H5 and every H5Id release must come from a thread that holds the
+// lock, or the process aborts naming the call. A missed lock otherwise shows only as a rare
+// corruption of HDF5's global state (HDF5 1.14: "no VOL object wrap context", then abort or hang).
 #pragma once
 
 #include <mutex>
@@ -21,10 +26,22 @@ std::recursive_mutex& hdf5_mutex();
 // Holds hdf5_mutex() for its scope.
 class Hdf5Lock {
  public:
-  Hdf5Lock() : hold_(hdf5_mutex()) {}
-
- private:
-  std::lock_guard<std::recursive_mutex> hold_;
+  Hdf5Lock();
+  ~Hdf5Lock();
+  Hdf5Lock(const Hdf5Lock&) = delete;
+  Hdf5Lock& operator=(const Hdf5Lock&) = delete;
 };
+
+// For its lifetime, a second thread uses HDF5: unlocked HDF5 calls are bugs (see above).
+class Hdf5SharedScope {
+ public:
+  Hdf5SharedScope();
+  ~Hdf5SharedScope();
+  Hdf5SharedScope(const Hdf5SharedScope&) = delete;
+  Hdf5SharedScope& operator=(const Hdf5SharedScope&) = delete;
+};
+
+// Aborts with a message naming `call` if HDF5 is shared and this thread does not hold the lock.
+void expect_hdf5_lock(const char* call) noexcept;
 
 }  // namespace ddpt

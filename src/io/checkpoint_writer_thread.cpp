@@ -30,6 +30,7 @@ void CheckpointWriterThread::start(const std::string& run_dir, int64_t step,
   }
   result_ = {};
   error_ = nullptr;
+  shared_.emplace();  // from here until the join, every HDF5 call of the process holds the lock
   thread_ = std::thread([this, run_dir, step, snapshot = std::move(snapshot), retention] {
     try {
       const Stopwatch write;
@@ -45,6 +46,7 @@ void CheckpointWriterThread::start(const std::string& run_dir, int64_t step,
 std::optional<CheckpointWritten> CheckpointWriterThread::wait() {
   if (!thread_.joinable()) return std::nullopt;
   thread_.join();
+  shared_.reset();
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   return result_;
 }

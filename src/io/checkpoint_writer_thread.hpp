@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "config/config.hpp"
+#include "h5/h5_lock.hpp"
 #include "io/state_snapshot.hpp"
 #include "runtime/mpi_comm_handle.hpp"
 #include "train/training_run.hpp"
@@ -43,6 +44,7 @@ class CheckpointWriterThread {
 
  private:
   MpiCommHandle comm_;
+  std::optional<Hdf5SharedScope> shared_;  // while a write is in flight
   std::thread thread_;
   CheckpointWritten result_;  // written by the thread, read after join
   std::exception_ptr error_;  // likewise

@@ -5,7 +5,9 @@
 # bit for bit and each attribute equal, except the resolved deck (`config`), which records
 # checkpoint.async and run.dir. (That the same state makes the same file byte for byte whichever
 # way it is written is Checkpoint.TheSameStateWrittenTwiceIsTheSameFile.) The asynchronous log
-# says which writes went to the background.
+# says which writes went to the background. Then the training thread reads its batches and
+# evaluation windows from HDF5 files (rows, token stream) while checkpoints are written: every
+# HDF5 call holds the one HDF5 lock (a call without it aborts the run, h5/h5_lock.hpp).
 # Usage: async_checkpoints.sh MPIEXEC DDPTRAIN DECK
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -62,3 +64,21 @@ assert len(a) == 30 and a == b, f"losses differ: {a} vs {b}"
 PY
   echo "ddp.zero=$zero: 6 checkpoints with identical contents, 30 losses equal"
 done
+
+# HDF5 data files read by the training thread while the writer thread writes checkpoints.
+"$ddptrain" make-data classification --output "$work/rows.h5" --samples 2000 --features 64 \
+  --classes 10 >/dev/null || fail "make-data classification"
+train rows --data.type=hdf5 --data.path="$work/rows.h5" --data.val_fraction=0.1 \
+  --checkpoint.async=true --eval.every=5 \
+  --checkpoint.keep_best=true
+"$ddptrain" make-data tokens --output "$work/tokens.h5" --tokens 50000 --vocab 64 \
+  --val-tokens 4096 >/dev/null || fail "make-data tokens"
+deck=$(dirname "$0")/../../inputs/gpt_tokens.cfg
+common=(--train.steps=30 --checkpoint.every=5 --checkpoint.keep=10 --log.every=1)
+train tokens --data.type=tokens --data.path="$work/tokens.h5" --data.val_tokens=val_tokens \
+  --data.vocab=64 --checkpoint.async=true --eval.every=5 --checkpoint.keep_best=true
+for run in rows tokens; do
+  [[ $(grep -c "checkpoint written: .*(in the background" "$work/$run.txt") -eq 6 ]] ||
+    fail "$run: expected 6 background writes"
+done
+echo "data from HDF5 rows and token streams read while checkpoints are written: 2 x 6 writes"

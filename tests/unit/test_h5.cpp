@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "h5/h5_check.hpp"
-#include "h5/h5_file.hpp"
 #include "h5/h5_dataset.hpp"
+#include "h5/h5_file.hpp"
 #include "h5/h5_series.hpp"
 #include "h5/h5_tensor.hpp"
 
@@ -119,7 +119,8 @@ TEST_F(H5, TensorPartsFillAMultiDimensionalDatasetInRowMajorOrder) {
       ASSERT_LE(boxes.size(), 5u);
       int64_t next = first;
       for (const ElementBox& box : boxes) {
-        const int64_t flat = static_cast<int64_t>((box.start[0] * 4 + box.start[1]) * 5 + box.start[2]);
+        const int64_t flat =
+            static_cast<int64_t>((box.start[0] * 4 + box.start[1]) * 5 + box.start[2]);
         EXPECT_EQ(flat, next) << "run " << first << " + " << count;
         next += static_cast<int64_t>(box.extent[0] * box.extent[1] * box.extent[2]);
       }
@@ -129,6 +130,25 @@ TEST_F(H5, TensorPartsFillAMultiDimensionalDatasetInRowMajorOrder) {
   // Each single-run dataset holds its run where it belongs.
   const torch::Tensor second = read_tensor(file.id(), "t1").view(-1);
   EXPECT_TRUE(torch::equal(second.narrow(0, 7, 26), whole.view(-1).narrow(0, 7, 26)));
+}
+
+// The one-thread-at-a-time rule is enforced while a background write is in flight: an HDF5 call
+// without the lock aborts naming the call (a missed lock is otherwise a rare corruption).
+TEST(H5LockDeathTest, AnUnlockedCallWhileHdf5IsSharedAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto unlocked_call = [] {
+    const Hdf5SharedScope shared;
+    H5Id space(DDPT_CHECK_H5(H5Screate(H5S_SCALAR)));
+  };
+  EXPECT_DEATH(unlocked_call(), "HDF5 call without the HDF5 lock .*H5Screate\\(H5S_SCALAR\\)");
+}
+
+TEST(H5Lock, LockedCallsAndUnsharedCallsRun) {
+  { H5Id unshared(DDPT_CHECK_H5(H5Screate(H5S_SCALAR))); }
+  const Hdf5SharedScope shared;
+  const Hdf5Lock lock;
+  H5Id space(DDPT_CHECK_H5(H5Screate(H5S_SCALAR)));
+  EXPECT_TRUE(space.valid());
 }
 
 }  // namespace
