@@ -52,14 +52,21 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
     writer_->wait();  // normally done already: TrainingRun waits before each checkpoint
     // The state as it is now, copied to host memory (into the last snapshot's buffers); the
     // writer thread takes it from here.
-    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true, std::move(last_snapshot_));
+    std::vector<torch::Tensor> host_memory;
+    if (last_snapshot_) {
+      host_memory = last_snapshot_->release_host_memory();
+    } else if (first_host_memory_.valid()) {
+      host_memory = first_host_memory_.get();  // normally allocated long ago
+    }
+    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true, std::move(host_memory));
     int size = 1;
     DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
     save_state(*snapshot, step, epoch, contents_, size, eval_loss);
     last_snapshot_ = snapshot;
     writer_->start(config_.run.dir, step, std::move(snapshot), config_.checkpoint);
-    written.path = (std::filesystem::path(config_.run.dir) / "checkpoints" /
-                    checkpoint_file_name(step)).string();
+    written.path =
+        (std::filesystem::path(config_.run.dir) / "checkpoints" / checkpoint_file_name(step))
+            .string();
     written.in_background = true;
     return written;
   }
@@ -68,6 +75,16 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
                                  eval_loss);
   written.write_s = write.seconds();
   return written;
+}
+
+void RunFiles::prepare_checkpoint_memory() {
+  if (!writer_ || last_snapshot_ || first_host_memory_.valid()) return;
+  int size = 1;
+  DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
+  StateSnapshot layout(/*copy=*/false);  // references the tensors: only their shapes are read
+  save_state(layout, 0, 0, contents_, size, std::nullopt);
+  first_host_memory_ =
+      std::async(std::launch::async, allocate_host_memory, layout.host_memory_layout());
 }
 
 std::optional<CheckpointWritten> RunFiles::wait_for_checkpoint() {

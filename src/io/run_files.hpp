@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <future>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,7 @@ class RunFiles : public RunOutput {
   CheckpointWritten checkpoint(int64_t step, int64_t epoch,
                                std::optional<double> eval_loss) override;
   std::optional<CheckpointWritten> wait_for_checkpoint() override;
+  void prepare_checkpoint_memory() override;
 
  private:
   const Config& config_;
@@ -42,6 +44,7 @@ class RunFiles : public RunOutput {
   // checkpoint.async only; after metrics_, so it is destroyed (finishing its write) first.
   std::unique_ptr<CheckpointWriterThread> writer_;
   std::shared_ptr<StateSnapshot> last_snapshot_;  // its host memory is reused by the next
+  std::future<std::vector<torch::Tensor>> first_host_memory_;  // for the first snapshot
 };
 
 }  // namespace ddpt

@@ -2,6 +2,7 @@
 
 #include <torch/cuda.h>
 
+#include <cstring>
 #include <map>
 
 #include "h5/h5_lock.hpp"
@@ -20,17 +21,12 @@ struct StateSnapshot::Call {
   std::string text;
 };
 
-StateSnapshot::StateSnapshot(bool copy, std::shared_ptr<StateSnapshot> reuse)
+StateSnapshot::StateSnapshot(bool copy, std::vector<torch::Tensor> host_memory)
     : StateSnapshot(std::make_shared<std::vector<Call>>(), "", copy,
-                    std::make_shared<Spares>()) {
-  if (!reuse) return;
-  for (Call& call : *reuse->calls_) {
-    if (call.tensor.defined()) spares_->tensors.push_back(std::move(call.tensor));
-  }
-}
+                    std::make_shared<Spares>(Spares{std::move(host_memory), 0})) {}
 
-StateSnapshot::StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path,
-                             bool copy, std::shared_ptr<Spares> spares)
+StateSnapshot::StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, bool copy,
+                             std::shared_ptr<Spares> spares)
     : calls_(std::move(calls)), path_(std::move(path)), copy_(copy), spares_(std::move(spares)) {}
 
 void StateSnapshot::record(Call call) {
@@ -127,6 +123,37 @@ void StateSnapshot::wait_for_copies() const {
       return;
     }
   }
+}
+
+std::vector<torch::Tensor> allocate_host_memory(const std::vector<TensorLayout>& layout) {
+  std::vector<torch::Tensor> buffers;
+  buffers.reserve(layout.size());
+  for (const TensorLayout& buffer : layout) {
+    buffers.push_back(torch::empty(buffer.sizes, torch::TensorOptions()
+                                                     .dtype(buffer.dtype)
+                                                     .device(torch::kCPU)
+                                                     .pinned_memory(buffer.pinned)));
+    // memset rather than zero_(): no intra-op thread pool from this background thread.
+    std::memset(buffers.back().data_ptr(), 0, buffers.back().nbytes());
+  }
+  return buffers;
+}
+
+std::vector<torch::Tensor> StateSnapshot::release_host_memory() {
+  std::vector<torch::Tensor> buffers;
+  for (Call& call : *calls_) {
+    if (call.tensor.defined()) buffers.push_back(std::move(call.tensor));
+  }
+  return buffers;
+}
+
+std::vector<TensorLayout> StateSnapshot::host_memory_layout() const {
+  std::vector<TensorLayout> layout;
+  for (const Call& call : *calls_) {
+    if (!call.tensor.defined()) continue;
+    layout.push_back({call.tensor.sizes().vec(), call.tensor.scalar_type(), call.tensor.is_cuda()});
+  }
+  return layout;
 }
 
 void StateSnapshot::replay(StateWriter& root) const {

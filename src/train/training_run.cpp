@@ -88,9 +88,13 @@ void TrainingRun::after_step(int64_t done, RunOutput& output, RunReport& report)
     trainer_.request_stop();
   }
   const bool stopping_early = (early_stop && config_.checkpoint.every > 0) || interrupted;
-  if (!checkpoint && !stopping_early) return;
+  if (!checkpoint && !stopping_early) {
+    if (config_.checkpoint.every > 0) output.prepare_checkpoint_memory();  // once; cheap after
+    return;
+  }
   const Stopwatch stalled;
   wait_for_background_write(output, report);  // one write at a time
+  const double waited_s = stalled.seconds();
   const Watchdog::Scope watched = watchdog_.watch(fmt::format("checkpoint write at step {}", done));
   const CheckpointWritten written = output.checkpoint(done, trainer_.epoch_of(done - 1), eval_loss);
   const double stall_s = stalled.seconds();
@@ -99,8 +103,12 @@ void TrainingRun::after_step(int64_t done, RunOutput& output, RunReport& report)
   report.checkpoints.stall_s += stall_s;
   report.checkpoints.write_s += written.write_s;
   if (written.in_background) {
-    spdlog::info("checkpoint: {} (training stopped {:.3f} s; writing in the background)",
-                 written.path, stall_s);
+    // A write still running when the next checkpoint is due: checkpoint.every is shorter than a
+    // background write takes (say so: it is the cure).
+    const std::string waited =
+        waited_s >= 0.001 ? fmt::format(", {:.3f} s of it for the previous write", waited_s) : "";
+    spdlog::info("checkpoint: {} (training stopped {:.3f} s{}; writing in the background)",
+                 written.path, stall_s, waited);
   } else {
     spdlog::info("checkpoint: {} (training stopped {:.3f} s, write {:.3f} s)", written.path,
                  stall_s, written.write_s);

@@ -26,7 +26,7 @@ namespace ddpt {
 
 struct CheckpointWritten {
   std::string path;
-  double write_s = 0;  // writing the file, renaming it, moving the links, pruning old ones
+  double write_s = 0;          // writing the file, renaming it, moving the links, pruning old ones
   bool in_background = false;  // checkpoint.async: still being written (write_s not known yet)
 };
 
@@ -50,6 +50,10 @@ class RunOutput {
   // Collective: waits for the checkpoint being written in the background, if any, and returns
   // what it wrote.
   virtual std::optional<CheckpointWritten> wait_for_checkpoint() = 0;
+  // Once the run's state is complete (after a step: optimizers make their state in their first
+  // step), ahead of the first checkpoint: checkpoint.async starts allocating, in the background,
+  // the host memory that checkpoint will copy into, so its stall is a copy, not page faults.
+  virtual void prepare_checkpoint_memory() = 0;
 };
 
 struct RunReport {

@@ -4,8 +4,10 @@
 #   - optimizer state bytes per rank, plain data parallel vs ZeRO-1 (ddp.zero = 1; target 1/N),
 #   - median step time of the steps without a checkpoint, plain vs ZeRO-1,
 #   - the training stall per checkpoint, checkpoint.async false vs true (target: async stall
-#     under 10% of the synchronous write): the first checkpoint's (which allocates the host copy)
-#     and the median of the later ones (which reuse it); the write time; and the whole run's
+#     under 10% of the synchronous write): the first checkpoint's (its host memory was allocated
+#     in the background after the first step) and the median of the later ones (which reuse the
+#     last one's), with the part of it spent waiting for the previous background write to end
+#     (checkpoints due faster than a write takes); the write time; and the whole run's
 #     wall time (the steps that overlap a background write run slower: the stall is not all),
 #   - the synchronous write's bandwidth against dd of the same bytes with fsync on the same disk.
 # Each configuration trains 15 steps with a checkpoint every 5 (3 checkpoints, the first after
@@ -26,7 +28,7 @@ options=(--data.samples=4096 --data.features=1024 --data.classes=10
          --train.steps=15 --train.threads=1 --checkpoint.every=5 --checkpoint.keep=1
          --log.every=1 --log.progress=lines)
 
-echo "ranks zero async | state/rank | step ms | stall s: first, later | write s | run s | file MB"
+echo "ranks zero async | state/rank | step ms | stall s: first, later (of it waiting for the last write) | write s | run s | file MB"
 for np in "${ranks[@]}"; do
   for zero in 0 1; do
     for async in false true; do
@@ -42,7 +44,9 @@ import re, statistics, sys, h5py, os
 run, np, zero, is_async, seconds = sys.argv[1:]
 log = open(run + ".txt").read()
 state = re.search(r"optimizer state\s*: (\S+ \S+)", log).group(1)
-stalls = [float(s) for s in re.findall(r"training stopped ([0-9.]+) s", log)]
+stopped = re.findall(r"training stopped ([0-9.]+) s(?:, ([0-9.]+) s of it for the previous write)?", log)
+stalls = [float(s) for s, _ in stopped]
+waited = [float(w or 0) for _, w in stopped]
 writes = [float(s) for s in re.findall(r"write ([0-9.]+) s\)", log)]
 writes += [float(s) for s in re.findall(r"in the background, ([0-9.]+) s\)", log)]
 with h5py.File(run + "/metrics.h5", "r") as f:
@@ -53,7 +57,8 @@ if is_async == "false":
     with open(os.path.dirname(run) + "/sync_writes", "a") as out:
         out.write(f"{np} {zero} {size} {statistics.median(writes)}\n")
 print(f"{np:>5} {zero:>4} {is_async:>5} | {state:>10} | {statistics.median(plain) * 1e3:7.0f} | "
-      f"{stalls[0]:8.3f}, {statistics.median(stalls[1:]):6.3f} | {statistics.median(writes):7.3f} | "
+      f"{stalls[0]:8.3f}, {statistics.median(stalls[1:]):6.3f} ({statistics.median(waited[1:]):5.3f}) | "
+      f"{statistics.median(writes):7.3f} | "
       f"{float(seconds):5.1f} | {size:7.0f}")
 PY
       rm -rf "$run"
