@@ -1,6 +1,7 @@
 #include "config/option_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "util/error.hpp"
@@ -18,6 +19,12 @@ void OptionTable::validate() const {
   for (const auto& entry : entries_) {
     if (entry.apply) entry.apply();
   }
+}
+
+std::vector<std::string> OptionTable::names() const {
+  std::vector<std::string> names;
+  for (const auto& entry : entries_) names.push_back(entry.name);
+  return names;
 }
 
 std::string OptionTable::to_ini() const {
@@ -53,12 +60,19 @@ std::function<std::string(const int64_t&)> between(int64_t minimum, int64_t maxi
   };
 }
 
+// NaN fails every comparison, but inf passes "> 0": an infinite learning rate trained on and
+// ended in non-finite losses (exit 4) before these said "finite".
 std::function<std::string(const double&)> positive() {
-  return [](const double& value) { return value > 0 ? std::string() : "must be positive"; };
+  return [](const double& value) {
+    return std::isfinite(value) && value > 0 ? std::string() : "must be a finite positive number";
+  };
 }
 
 std::function<std::string(const double&)> non_negative() {
-  return [](const double& value) { return value >= 0 ? std::string() : "must not be negative"; };
+  return [](const double& value) {
+    return std::isfinite(value) && value >= 0 ? std::string()
+                                              : "must be a finite number, not negative";
+  };
 }
 
 std::function<std::string(const double&)> in_unit_interval() {

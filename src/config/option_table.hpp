@@ -64,6 +64,8 @@ class OptionTable {
   void validate() const;
   // Every option as INI text, grouped by section: the resolved deck.
   std::string to_ini() const;
+  // Every option's name (section.key), in the table's order.
+  std::vector<std::string> names() const;
 
  private:
   struct Entry {

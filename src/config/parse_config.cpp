@@ -1,9 +1,13 @@
 #include "config/parse_config.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "config/deck_text.hpp"
 #include "config/option_table.hpp"
 #include "util/error.hpp"
 
@@ -219,9 +223,17 @@ void check_deck_readable(const std::string& path) {
   if (!probe) throw ConfigError("deck '" + path + "' cannot be read");
 }
 
-// Boost's messages name options as '--train.batch_size'; a deck user thinks 'train.batch_size'.
-std::string describe(const po::error& e, const std::string& source) {
-  return std::string(e.what()) + (source.empty() ? "" : " (in " + source + ")");
+// Boost's message, where it came from, and for an unknown option the names it may have meant
+// (a key in the wrong section, a typo).
+std::string describe(const po::error& e, const std::string& source, const OptionTable& table) {
+  std::string message = escape_bytes(e.what()) + (source.empty() ? "" : " (in " + source + ")");
+  if (const auto* unknown = dynamic_cast<const po::unknown_option*>(&e)) {
+    const std::vector<std::string> similar =
+        similar_options(unknown->get_option_name(), table.names());
+    if (!similar.empty())
+      message += "; did you mean '" + fmt::format("{}", fmt::join(similar, "' or '")) + "'?";
+  }
+  return message;
 }
 
 // Options that only make sense together.
@@ -260,6 +272,7 @@ std::vector<int64_t> parse_int_list(const std::string& option, const std::string
 }
 
 Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
+  check_arguments_are_utf8(args);
   Config config;
   OptionTable table = make_table(config);
 
@@ -282,7 +295,7 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
             .run(),
         values);
   } catch (const po::error& e) {
-    throw ConfigError(describe(e, "command line"));
+    throw ConfigError(describe(e, "command line", table));
   }
   if (values.count("deck")) positional = values["deck"].as<std::vector<std::string>>();
   if (positional.size() > 1) {
@@ -296,17 +309,17 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
     config.deck_path = positional[0];
     check_deck_readable(config.deck_path);
     try {
-      std::ifstream deck(config.deck_path);
+      std::istringstream deck(read_deck_text(config.deck_path));
       po::store(po::parse_config_file(deck, table.description(), /*allow_unregistered=*/false),
                 values);
     } catch (const po::error& e) {
-      throw ConfigError(describe(e, config.deck_path));
+      throw ConfigError(describe(e, config.deck_path, table));
     }
   }
   try {
     po::notify(values);
   } catch (const po::error& e) {
-    throw ConfigError(describe(e, config.deck_path));
+    throw ConfigError(describe(e, config.deck_path, table));
   }
   table.validate();
   if (config.model.type == ModelType::kMlp) parse_int_list("model.hidden", config.model.hidden);

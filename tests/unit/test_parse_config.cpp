@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/deck_text.hpp"
 #include "config/parse_config.hpp"
 #include "util/error.hpp"
 
@@ -109,6 +110,55 @@ TEST_F(ParseConfig, HiddenWidthsMustBePositiveIntegers) {
 TEST_F(ParseConfig, TorchScriptNeedsAPath) {
   EXPECT_NE(error_of({deck("[model]\ntype = torchscript\n")}).find("model.path"),
             std::string::npos);
+}
+
+// Issue 18's bad edits: each a one-line error with exit code 2 naming the option.
+TEST_F(ParseConfig, BadEditsNameTheOption) {
+  struct Case {
+    std::string deck;
+    std::vector<std::string> overrides;
+    std::vector<std::string> expected;  // parts of the message
+  };
+  const std::vector<Case> cases = {
+      {"[train]\nsteps = 5\nsteps = 6\n", {}, {"train.steps", "more than once"}},
+      {"[model]\nbatch_size = 8\n", {}, {"model.batch_size", "did you mean 'train.batch_size'"}},
+      {"[train]\nbatchsize = 8\n", {}, {"train.batchsize", "did you mean 'train.batch_size'"}},
+      {"[optim]\nlr = 1e-3x\n", {}, {"optim.lr", "1e-3x"}},
+      {"[train]\nbatch_size = 10000000000000000000000\n", {}, {"train.batch_size"}},
+      {"[train]\nbatch_size = -4\n", {}, {"train.batch_size", "at least 1"}},
+      {"[optim]\nlr = inf\n", {}, {"optim.lr", "finite positive"}},
+      {"[optim]\nlr = nan\n", {}, {"optim.lr", "finite positive"}},
+      {"[optim]\nweight_decay = inf\n", {}, {"optim.weight_decay", "finite"}},
+      {"[run]\ndir = runs/caf\xe9\n", {}, {"line 2", "option 'run.dir'", "0xe9", "UTF-8"}},
+      {"", {"--train.stepz=5"}, {"--train.stepz", "did you mean 'train.steps'"}},
+      {"", {"--run.dir=caf\xe9"}, {"--run.dir=caf\\xe9", "not UTF-8"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {deck(c.deck)};
+    args.insert(args.end(), c.overrides.begin(), c.overrides.end());
+    const std::string message = error_of(args);
+    ASSERT_FALSE(message.empty()) << "accepted: " << c.deck << " "
+                                  << ::testing::PrintToString(c.overrides);
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_EQ(first_invalid_utf8(message), std::nullopt) << "raw bytes printed: " << message;
+    for (const std::string& part : c.expected) {
+      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+    }
+  }
+}
+
+TEST(DeckText, Utf8IsCheckedByTheStandardsRules) {
+  EXPECT_EQ(first_invalid_utf8("plain ascii = 1"), std::nullopt);
+  EXPECT_EQ(first_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            std::nullopt);  // é € 😀
+  EXPECT_EQ(first_invalid_utf8("ab\xff"), 2u);
+  EXPECT_EQ(first_invalid_utf8("\xc0\x80"), 0u);          // overlong NUL
+  EXPECT_EQ(first_invalid_utf8("x\xed\xa0\x80"), 1u);     // a surrogate
+  EXPECT_EQ(first_invalid_utf8("\xf5\x80\x80\x80"), 0u);  // past U+10FFFF
+  EXPECT_EQ(first_invalid_utf8("\xe2\x82"), 0u);          // cut short
+  EXPECT_EQ(escape_bytes("a\xff"
+                         "b\n"),
+            "a\\xffb\\x0a");
 }
 
 TEST(OptionsHelp, ListsEveryOptionWithItsDefault) {
