@@ -101,7 +101,7 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
                            int rank, int size) {
   // Opening and closing the root group are HDF5 calls too: one of them unlocked, racing the
   // training thread's metrics row, corrupted HDF5 1.14's global API context ("no VOL object wrap
-  // context") and aborted or hung about one run in ten.
+  // context") and aborted or hung within a few runs.
   std::optional<H5File> file;
   std::optional<H5StateWriter> root;
   {
