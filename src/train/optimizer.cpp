@@ -13,7 +13,7 @@ struct Groups {
 
 template <class Options>
 Groups groups(const std::vector<torch::Tensor>& tensors, const std::vector<bool>& decayed,
-                       const Options& options) {
+              const Options& options) {
   std::vector<torch::Tensor> decay;
   std::vector<torch::Tensor> no_decay;
   for (size_t i = 0; i < tensors.size(); ++i) (decayed[i] ? decay : no_decay).push_back(tensors[i]);
@@ -84,8 +84,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
   // anything else goes through LibTorch's own step.
   auto grouped = groups(tensors, decayed, options);
   auto adamw = std::make_unique<FusedAdamW>(std::move(grouped.groups), options);
-  set_group_weight_decay<torch::optim::AdamWOptions>(*adamw, grouped.decayed,
-                                                     config.weight_decay);
+  set_group_weight_decay<torch::optim::AdamWOptions>(*adamw, grouped.decayed, config.weight_decay);
   return adamw;
 }
 

@@ -106,9 +106,9 @@ void ShardedOptimizer::load(const StateReader& root) {
   const auto group = root.group("optimizer");
   const std::string type = group->string_scalar("type");
   if (type != choice_name(config_.type)) {
-    throw DataError("/optimizer was written by " + type + ", this run uses " +
-                        choice_name(config_.type),
-                    Raised::kAllRanks);
+    throw DataError(
+        "/optimizer was written by " + type + ", this run uses " + choice_name(config_.type),
+        Raised::kAllRanks);
   }
   auto& state = optimizer_->state();
   state.clear();

@@ -274,8 +274,8 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
     const std::string a = file_bytes(first);
     ASSERT_FALSE(a.empty());
     EXPECT_TRUE(a == file_bytes(second)) << first << " and " << second << " differ";
-    EXPECT_TRUE(a == file_bytes(third)) << first << " and the background write " << third
-                                        << " differ";
+    EXPECT_TRUE(a == file_bytes(third))
+        << first << " and the background write " << third << " differ";
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) fs::remove_all(dir);
