@@ -5,7 +5,7 @@
 #
 # A test skips (exit 77) only where the machine cannot run it. Under CI=true a skipped test fails
 # the run unless one of its labels is one this machine cannot run: gpu without a CUDA device
-# (`nvidia-smi -L` lists none, or there is no nvidia-smi), slurm when not root.
+# (`nvidia-smi -L` lists none, or there is no nvidia-smi), slurm and root when not root.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${DDPTRAIN_BUILD_DIR:-$repo/build}
@@ -15,6 +15,7 @@ build=${DDPTRAIN_BUILD_DIR:-$repo/build}
 declare -A excused=()
 nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || excused[gpu]="no CUDA device"
 [[ $(id -u) -eq 0 ]] || excused[slurm]="not root"
+[[ $(id -u) -eq 0 ]] || excused[root]="not root"  # tests that mount file systems
 
 # The labels of each test, by test number (ctest numbers tests the same with or without -L/-R),
 # before the run: ctest -N would overwrite its LastTest.log. -FA: without the fixture set-ups

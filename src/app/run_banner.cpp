@@ -4,6 +4,7 @@
 
 #include "app/run_summary.hpp"
 #include "train/optimizer.hpp"
+#include "util/byte_size.hpp"
 #include "util/log.hpp"
 
 namespace ddpt {

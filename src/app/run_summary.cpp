@@ -6,19 +6,9 @@
 
 #include "io/checkpoint.hpp"
 #include "train/progress_display.hpp"
+#include "util/byte_size.hpp"
 
 namespace ddpt {
-
-std::string human_bytes(int64_t bytes) {
-  const char* prefixes[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int k = 0;
-  while (value >= 1024 && k < 4) {
-    value /= 1024;
-    ++k;
-  }
-  return k == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.3g} {}", value, prefixes[k]);
-}
 
 std::string run_summary_text(const Config& config, const DatasetInfo& info,
                              const RunOutcome& outcome) {

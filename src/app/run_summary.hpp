@@ -24,9 +24,6 @@ struct RunOutcome {
   CheckpointTimes checkpoints;
 };
 
-// "1.5 MiB": a byte count with a binary prefix.
-std::string human_bytes(int64_t bytes);
-
 std::string run_summary_text(const Config& config, const DatasetInfo& info,
                              const RunOutcome& outcome);
 

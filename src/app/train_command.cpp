@@ -1,10 +1,15 @@
 // ddptrain train DECK: parses the deck, builds the job, the data, the model and the run, runs it
 // and reports. What happens when is train/training_run.hpp's; which files is io/run_files.hpp's.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "app/commands.hpp"
 #include "app/job.hpp"
+#include "app/memory_check.hpp"
 #include "app/run_banner.hpp"
 #include "app/run_summary.hpp"
 #include "comm/make_communicator.hpp"
@@ -13,6 +18,7 @@
 #include "io/run_files.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
+#include "runtime/gather_strings.hpp"
 #include "train/training_run.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -21,18 +27,39 @@
 namespace ddpt {
 namespace {
 
-// Rank 0 creates run.dir with the resolved deck and starts log.txt there.
-void prepare_run_dir(const Config& config, bool rank0) {
-  if (!rank0) return;
+// Rank 0 makes run.dir and writes config.cfg into it and opens log.txt: "" if that worked, else
+// what failed.
+std::string write_run_dir(const Config& config) {
+  const std::filesystem::path dir(config.run.dir);
   std::error_code ec;
-  std::filesystem::create_directories(config.run.dir, ec);
-  if (ec) throw ConfigError("run.dir '" + config.run.dir + "' cannot be created: " + ec.message());
-  std::ofstream deck(std::filesystem::path(config.run.dir) / "config.cfg");
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "run.dir '" + config.run.dir + "' cannot be created: " + ec.message();
+  errno = 0;
+  std::ofstream deck(dir / "config.cfg");
   deck << "# resolved by ddptrain " << ddptrain_version() << " from "
        << (config.deck_path.empty() ? "defaults" : config.deck_path) << "\n"
        << config.resolved_text;
-  if (!deck) throw ConfigError("cannot write " + config.run.dir + "/config.cfg");
-  add_log_file((std::filesystem::path(config.run.dir) / "log.txt").string());
+  deck.close();
+  if (!deck) {
+    return fmt::format("run.dir '{}' is not writable: cannot write config.cfg there ({})",
+                       config.run.dir, errno != 0 ? std::strerror(errno) : "write failed");
+  }
+  try {
+    add_log_file((dir / "log.txt").string());
+  } catch (const std::exception& e) {
+    return fmt::format("run.dir '{}' is not writable: cannot open log.txt there ({})",
+                       config.run.dir, e.what());
+  }
+  return "";
+}
+
+// Collective: every rank learns whether rank 0 could write run.dir, so a run.dir that is
+// read-only, not ours or full is one clean error on every rank (exit 2) before training starts,
+// not a failure of rank 0 alone that leaves the others waiting.
+void prepare_run_dir(const Config& config, bool rank0) {
+  const std::string problem =
+      broadcast_string(MPI_COMM_WORLD, rank0 ? write_run_dir(config) : std::string());
+  if (!problem.empty()) throw ConfigError(problem);
 }
 
 // Evaluation needs validation data: a deck that asks for it without naming any is wrong.
@@ -94,7 +121,8 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   std::unique_ptr<Communicator> comm =
       make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
 
-  torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
+  check_host_memory(config, deck_data_info(config.data), job);  // before anything is allocated
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));   // same initial model on all ranks
   const DataSplits data = make_datasets(config.data, config.run.seed);
   check_validation_split(config, data);
   const DatasetInfo info = data.train->info();

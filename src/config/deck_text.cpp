@@ -87,6 +87,24 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+std::string boost_placeholder_in(std::string_view text) {
+  // error_with_option_name's tokens (boost/program_options/errors.hpp, Boost 1.74).
+  for (const char* token :
+       {"%canonical_option%", "%prefix_option%", "%option%", "%value%", "%original_token%"}) {
+    if (text.find(token) != std::string_view::npos) return token;
+  }
+  return "";
+}
+
+void check_arguments_have_no_placeholders(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    const std::string token = boost_placeholder_in(arg);
+    if (token.empty()) continue;
+    throw ConfigError(fmt::format("command-line argument '{}': '{}' cannot appear in an option",
+                                  escape_bytes(arg), token));
+  }
+}
+
 std::string read_deck_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -95,6 +113,12 @@ std::string read_deck_text(const std::string& path) {
   std::string line;
   std::string section;
   for (int number = 1; std::getline(lines, line); ++number) {
+    // Comments (from '#') never reach Boost's messages.
+    const std::string_view text = std::string_view(line).substr(0, line.find('#'));
+    if (const std::string token = boost_placeholder_in(text); !token.empty()) {
+      throw ConfigError(
+          fmt::format("deck '{}' line {}: '{}' cannot appear in a deck", path, number, token));
+    }
     const std::optional<size_t> bad = first_invalid_utf8(line);
     if (!bad) {
       const size_t open = line.find_first_not_of(" \t");

@@ -273,6 +273,7 @@ std::vector<int64_t> parse_int_list(const std::string& option, const std::string
 
 Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   check_arguments_are_utf8(args);
+  check_arguments_have_no_placeholders(args);
   Config config;
   OptionTable table = make_table(config);
 

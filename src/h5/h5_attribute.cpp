@@ -21,6 +21,22 @@ H5Id string_type() {
   return type;
 }
 
+// Opens attribute `name` of `object`, which must hold one value: H5Aread writes every value the
+// attribute's dataspace holds into the one-value buffer the readers below pass it, so a damaged
+// file whose scalar attribute had become an array of a million overwrote the reader's stack
+// (found by tests/fuzz).
+H5Id open_single_value(hid_t object, const std::string& name) {
+  H5Id attribute(DDPT_CHECK_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  const H5Id space(DDPT_CHECK_H5(H5Aget_space(attribute.get())));
+  const hssize_t values = DDPT_CHECK_H5(H5Sget_simple_extent_npoints(space.get()));
+  if (values != 1) {
+    throw DataError(
+        "attribute '" + name + "' holds " + std::to_string(values) + " values; expected one",
+        Raised::kThisRank);
+  }
+  return attribute;
+}
+
 }  // namespace
 
 void write_attribute(hid_t object, const std::string& name, const std::string& value) {
@@ -38,7 +54,7 @@ void write_attribute(hid_t object, const std::string& name, double value) {
 }
 
 std::string read_string_attribute(hid_t object, const std::string& name) {
-  H5Id attribute(DDPT_CHECK_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  const H5Id attribute = open_single_value(object, name);
   const H5Id type = string_type();
   char* text = nullptr;
   DDPT_CHECK_H5(H5Aread(attribute.get(), type.get(), &text));
@@ -52,14 +68,14 @@ bool has_attribute(hid_t object, const std::string& name) {
 }
 
 int64_t read_int_attribute(hid_t object, const std::string& name) {
-  H5Id attribute(DDPT_CHECK_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  const H5Id attribute = open_single_value(object, name);
   int64_t value = 0;
   DDPT_CHECK_H5(H5Aread(attribute.get(), H5T_NATIVE_INT64, &value));
   return value;
 }
 
 double read_double_attribute(hid_t object, const std::string& name) {
-  H5Id attribute(DDPT_CHECK_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  const H5Id attribute = open_single_value(object, name);
   double value = 0;
   DDPT_CHECK_H5(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value));
   return value;

@@ -35,7 +35,11 @@ herr_t collect_message(unsigned /*n*/, const H5E_error2_t* error, void* out) {
   auto& text = *static_cast<std::string*>(out);
   if (error->desc && *error->desc) {
     if (!text.empty()) text += "; ";
-    text += error->desc;
+    // One line: a failed file write's message has line breaks ("file write failed: time = ...\n,
+    // filename = ..."), and errors are one line each.
+    for (const char* c = error->desc; *c; ++c) {
+      if (*c != '\n') text += *c;
+    }
   }
   return 0;
 }

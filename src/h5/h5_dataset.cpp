@@ -1,6 +1,9 @@
 #include "h5/h5_dataset.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
 
 #include "h5/h5_check.hpp"
 #include "h5/h5_file.hpp"
@@ -18,6 +21,20 @@ constexpr size_t kChunkCacheSlots = 12421;
 
 std::vector<hsize_t> to_hsize(const std::vector<int64_t>& v) {
   return std::vector<hsize_t>(v.begin(), v.end());
+}
+
+// What a dataset read whole may hold beyond its stored bytes: a series whose extent grew into a
+// chunk that was not yet written when its job was killed (metrics rows: 8 KiB chunks).
+constexpr int64_t kUnstoredAllowanceBytes = int64_t{1} << 20;
+
+// Bytes of an array of `shape`, saturating at INT64_MAX: a damaged header's dimensions overflow.
+int64_t bytes_of(const std::vector<int64_t>& shape, int64_t element_size) {
+  int64_t bytes = element_size;
+  for (const int64_t n : shape) {
+    if (n != 0 && bytes > INT64_MAX / n) return INT64_MAX;
+    bytes *= n;
+  }
+  return bytes;
 }
 
 // Collective when the file uses the MPI-IO driver, independent otherwise.
@@ -87,6 +104,15 @@ void add_run_boxes(const std::vector<int64_t>& shape, size_t dim, std::vector<hs
 
 }  // namespace
 
+void check_stored_size(hid_t dataset, int64_t bytes, const std::string& where) {
+  const auto stored = static_cast<int64_t>(H5Dget_storage_size(dataset));  // 0 if unknown
+  if (bytes <= stored + kUnstoredAllowanceBytes) return;
+  throw DataError(
+      fmt::format("{} claims {} bytes of values but the file stores {} (damaged header?)", where,
+                  bytes, stored),
+      Raised::kThisRank);
+}
+
 H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
   return open_as(file.id(), name, file.path(), name);  // named as the deck spells it
 }
@@ -118,6 +144,12 @@ H5Dataset H5Dataset::open_as(hid_t parent, const std::string& name, std::string 
   const int rank = DDPT_CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   DDPT_CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
+  for (const hsize_t n : dims) {
+    if (n > static_cast<hsize_t>(INT64_MAX)) {
+      throw DataError(fmt::format("{} has a dimension of {} (damaged header?)", d.where(), n),
+                      Raised::kAllRanks);
+    }
+  }
   d.shape_.assign(dims.begin(), dims.end());
   return d;
 }
@@ -155,11 +187,22 @@ std::string H5Dataset::where() const {
   return (file_path_.empty() ? "" : "'" + file_path_ + "' ") + "dataset '" + name_ + "'";
 }
 
+torch::Tensor H5Dataset::allocate(const std::vector<int64_t>& shape) const {
+  try {
+    return torch::empty(shape, torch::TensorOptions().dtype(dtype_));
+  } catch (const c10::Error& e) {
+    // A damaged header's dimensions can ask for petabytes; so can a batch too large for memory.
+    throw DataError(fmt::format("{}: reading [{}] {} values: {}", where(), fmt::join(shape, ", "),
+                                stored_type_, e.what_without_backtrace()),
+                    Raised::kThisRank);
+  }
+}
+
 torch::Tensor H5Dataset::read_selection(hid_t file_space, int64_t rows) const {
   std::vector<int64_t> out_shape = shape_;
   if (out_shape.empty()) out_shape.push_back(1);
   out_shape[0] = rows;
-  torch::Tensor out = torch::empty(out_shape, torch::TensorOptions().dtype(dtype_));
+  torch::Tensor out = allocate(out_shape);
   if (out.numel() == 0) return out;
   const std::vector<hsize_t> memory_dims = to_hsize(out_shape);
   H5Id memory_space(DDPT_CHECK_H5(
@@ -179,7 +222,10 @@ void H5Dataset::read_into(void* out, hid_t memory_space, hid_t file_space) const
 }
 
 torch::Tensor H5Dataset::read_all() const {
-  torch::Tensor out = torch::empty(shape_, torch::TensorOptions().dtype(dtype_));
+  const H5Id type(DDPT_CHECK_H5(H5Dget_type(dataset_.get())));
+  check_stored_size(dataset_.get(), bytes_of(shape_, static_cast<int64_t>(H5Tget_size(type.get()))),
+                    where());
+  torch::Tensor out = allocate(shape_);
   if (out.numel() > 0) read_into(out.data_ptr(), H5S_ALL, H5S_ALL);
   return out;
 }
@@ -283,7 +329,7 @@ void H5Dataset::transfer_elements(int64_t first, const torch::Tensor& values, bo
 }
 
 torch::Tensor H5Dataset::read_elements(int64_t first, int64_t count) const {
-  torch::Tensor out = torch::empty({count}, torch::TensorOptions().dtype(dtype_));
+  torch::Tensor out = allocate({count});
   transfer_elements(first, out, /*write=*/false);
   return out;
 }

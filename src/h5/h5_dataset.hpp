@@ -24,6 +24,13 @@ struct ElementBox {
 std::vector<ElementBox> element_boxes(const std::vector<int64_t>& shape, int64_t first,
                                       int64_t count);
 
+// DataError naming `where` if reading `bytes` from `dataset` would read more than the file stores
+// for it (plus a small allowance). A damaged header can give a dataset of a few stored bytes
+// billions of elements, which HDF5 reads as fill values: each dataset that ddptrain reads whole
+// (checkpoints, predictions, metrics) is written whole and uncompressed, so its stored bytes bound
+// what reading it may allocate.
+void check_stored_size(hid_t dataset, int64_t bytes, const std::string& where);
+
 class H5Dataset {
  public:
   // Opens `name` in `file`. DataError naming the file and the object if it is missing, is not a
@@ -71,6 +78,8 @@ class H5Dataset {
   // Opens `name` under `parent`; messages say "'file_path' dataset 'shown_name'".
   static H5Dataset open_as(hid_t parent, const std::string& name, std::string file_path,
                            std::string shown_name);
+  // An uninitialised tensor of `shape` and dtype(); DataError if it cannot be allocated.
+  torch::Tensor allocate(const std::vector<int64_t>& shape) const;
   torch::Tensor read_selection(hid_t file_space, int64_t rows) const;
   // Reads (or, collectively, writes) the 1-D contiguous `values` from (into) elements
   // [first, first + values.numel()), box by box.

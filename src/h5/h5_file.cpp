@@ -6,6 +6,16 @@
 #include "h5/h5_check.hpp"
 
 namespace ddpt {
+namespace {
+
+// Metadata reads a SWMR reader makes before it gives up on a checksum that does not match. Such a
+// reader retries in case the writer was midway through writing that metadata, sleeping 1 ns, 2 ns,
+// 4 ns, ... between attempts; HDF5's default of 100 attempts sleeps up to 2^100 ns, so a damaged
+// file, whose checksums never match, hung `ddptrain inspect` and a resumed run's metrics reader
+// forever (found by tests/fuzz). 20 attempts sleep about 1 ms in all.
+constexpr unsigned kSwmrReadAttempts = 20;
+
+}  // namespace
 
 H5File H5File::create(const std::string& path, MPI_Comm comm) {
   detail::silence_hdf5_error_printing();
@@ -33,13 +43,21 @@ H5File H5File::open_read(const std::string& path) {
     throw DataError("'" + path + "': no such file", Raised::kAllRanks);
   }
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) file = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+  if (file < 0) {
+    H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
+    DDPT_CHECK_H5(H5Pset_metadata_read_attempts(access.get(), kSwmrReadAttempts));
+    file = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, access.get());
+  }
   if (file < 0) {
     H5Eclear2(H5E_DEFAULT);
     throw DataError("'" + path + "' is not a readable HDF5 file (truncated or corrupt?)",
                     Raised::kAllRanks);
   }
   return H5File(H5Id(file), path);
+}
+
+void H5File::close() {
+  DDPT_CHECK_H5(H5Fclose(file_.abandon()));
 }
 
 void H5File::flush() {

@@ -34,6 +34,12 @@ class H5File {
   // From now on readers may open the file while this process appends to existing datasets; no
   // new objects or attributes can be created.
   void start_swmr_write();
+  // Closes the file now and reports a failure, which a close can have: it writes what HDF5 still
+  // buffers (on a full disk, that fails). Collective for a file created with a communicator.
+  void close();
+  // Leaves the file open, forever: after a failed collective write, closing it (collective) would
+  // wait for ranks that are elsewhere; the job is about to abort.
+  void abandon() noexcept { file_.abandon(); }
 
  private:
   H5File(H5Id file, std::string path) : file_(std::move(file)), path_(std::move(path)) {}

@@ -28,6 +28,9 @@ class H5Id {
 
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
+  // Forgets the identifier without closing it: for a parallel file whose collective close would
+  // wait forever for ranks that are elsewhere (a write failed on this rank; the job aborts).
+  hid_t abandon() noexcept { return std::exchange(id_, H5I_INVALID_HID); }
 
  private:
   void reset() noexcept {

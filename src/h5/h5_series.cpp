@@ -1,6 +1,7 @@
 #include "h5/h5_series.hpp"
 
 #include "h5/h5_check.hpp"
+#include "h5/h5_dataset.hpp"
 
 namespace ddpt {
 namespace {
@@ -48,6 +49,10 @@ std::vector<double> H5Series::read_all(hid_t parent, const std::string& name) {
     throw DataError("dataset '" + name + "' is not one-dimensional", Raised::kThisRank);
   }
   DDPT_CHECK_H5(H5Sget_simple_extent_dims(space.get(), &rows, nullptr));
+  const int64_t bytes = rows > static_cast<hsize_t>(INT64_MAX) / sizeof(double)
+                            ? INT64_MAX
+                            : static_cast<int64_t>(rows * sizeof(double));
+  check_stored_size(dataset.get(), bytes, "dataset '" + name + "'");
   std::vector<double> values(rows);
   if (rows > 0) {
     DDPT_CHECK_H5(

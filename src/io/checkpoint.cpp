@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -11,8 +12,11 @@
 #include "h5/h5_lock.hpp"
 #include "h5/h5_tensor.hpp"
 #include "io/checkpoint_schema.hpp"
+#include "io/disk_space.hpp"
 #include "io/h5_state.hpp"
 #include "io/staged_file.hpp"
+#include "train/checkpointed.hpp"
+#include "util/byte_size.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
 
@@ -22,6 +26,10 @@ namespace ddpt {
 namespace {
 
 namespace schema = checkpoint_schema;
+
+// Beyond the tensor data, a checkpoint holds its groups, datasets and attributes (the resolved
+// deck among them): about 93 KiB beside the quick-start model's 0.98 MiB of tensors.
+constexpr int64_t kCheckpointMetadataBytes = int64_t{256} << 10;
 
 std::vector<fs::path> checkpoint_files(const fs::path& dir) {
   std::vector<fs::path> files;
@@ -104,15 +112,51 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
   // context") and aborted or hung within a few runs.
   std::optional<H5File> file;
   std::optional<H5StateWriter> root;
-  {
+  try {
+    {
+      const Hdf5Lock lock;
+      file = H5File::create(path.string(), comm);
+      root.emplace(H5Group::open(file->id(), "/"), rank, size);
+    }
+    snapshot.replay(*root);  // locks per object
     const Hdf5Lock lock;
-    file = H5File::create(path.string(), comm);
-    root.emplace(H5Group::open(file->id(), "/"), rank, size);
+    root.reset();
+    file->close();  // collective; writes what HDF5 still buffers, so it can fail too
+  } catch (const Error& e) {
+    // This rank's part failed (a full disk, a quota, an I/O error) while the other ranks are in
+    // HDF5's collective calls, waiting for it: a close here would wait for them in turn (it is
+    // collective), so the file is abandoned and the job aborts (a one-rank error). The staging
+    // file goes first: nothing half-written stays behind, and `latest` is untouched.
+    const Hdf5Lock lock;
+    if (file) file->abandon();
+    root.reset();
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    throw DataError(fmt::format("checkpoint '{}' could not be written ({}; the previous "
+                                "checkpoints are kept): {}",
+                                path.string(), free_space_text(path.parent_path()), e.what()),
+                    Raised::kThisRank);
   }
-  snapshot.replay(*root);  // locks per object
-  const Hdf5Lock lock;
-  root.reset();
-  file.reset();  // collective close
+}
+
+// Collective: rank 0 takes the disk space of the checkpoint's data (and some for its metadata) in
+// its staging file before HDF5 writes anything, and every rank learns the outcome: a full disk or
+// an exceeded quota is then one clean error on every rank (exit 3), not a failure inside the
+// collective writes (see write_checkpoint_file).
+void reserve_checkpoint_space(const fs::path& path, const StateSnapshot& snapshot, MPI_Comm comm,
+                              int rank, int size) {
+  const int64_t data = snapshot.file_data_bytes(size);
+  const int64_t bytes = data + data / 32 + kCheckpointMetadataBytes;
+  int error = rank == 0 ? reserve_space(staging_path(path), bytes) : 0;
+  DDPT_CHECK_MPI(MPI_Bcast(&error, 1, MPI_INT, 0, comm));
+  if (error == 0) return;
+  std::error_code ignored;
+  if (rank == 0) fs::remove(staging_path(path), ignored);
+  throw DataError(fmt::format("checkpoint '{}' cannot be written: {} (it needs about {}; {}); "
+                              "nothing was written, the previous checkpoints are kept",
+                              path.string(), std::strerror(error), human_bytes(bytes),
+                              free_space_text(path.parent_path())),
+                  Raised::kAllRanks);
 }
 
 }  // namespace
@@ -148,6 +192,7 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
   DDPT_CHECK_MPI(MPI_Barrier(comm));  // the directory exists before anyone opens the file
 
   const fs::path path = dir / checkpoint_file_name(step);
+  reserve_checkpoint_space(path, snapshot, comm, rank, size);
   write_checkpoint_file(staging_path(path), snapshot, comm, rank, size);
   DDPT_CHECK_MPI(MPI_Barrier(comm));
   if (rank == 0) {
@@ -196,7 +241,8 @@ void load_weights(hid_t root, const std::vector<NamedTensor>& params,
   auto load_group = [&](const char* group_name, const std::vector<NamedTensor>& tensors) {
     const H5Group group = H5Group::open(root, group_name);
     for (const auto& t : tensors) {
-      t.tensor.copy_(read_tensor(group.id(), t.name).view_as(t.tensor));
+      t.tensor.copy_(stored_as(read_tensor(group.id(), t.name), t.tensor,
+                               std::string(group_name) + "/" + t.name));
     }
   };
   load_group(schema::kModel, params);
@@ -219,7 +265,7 @@ int64_t load_model_weights(const std::string& path, const std::vector<NamedTenso
       const H5Group ema = H5Group::open(file.id(), schema::kEma);
       for (const auto& p : params) {
         if (has_object(ema.id(), p.name)) {
-          p.tensor.copy_(read_tensor(ema.id(), p.name).view_as(p.tensor));
+          p.tensor.copy_(stored_as(read_tensor(ema.id(), p.name), p.tensor, "ema/" + p.name));
         }
       }
     }

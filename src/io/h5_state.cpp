@@ -2,6 +2,7 @@
 
 #include "h5/h5_file.hpp"
 #include "h5/h5_tensor.hpp"
+#include "util/error.hpp"
 
 namespace ddpt {
 
@@ -63,6 +64,9 @@ torch::Tensor H5StateReader::tensor_part(const std::string& name, int64_t first,
 
 torch::Tensor H5StateReader::rank_rows(const std::string& name) const {
   const torch::Tensor rows = read_tensor(group_.id(), name);
+  if (rows.dim() < 1) {  // a damaged file (rows are written [ranks, ...])
+    throw DataError("dataset '" + name + "' is a scalar, not one row per rank", Raised::kAllRanks);
+  }
   return rows.reshape({rows.size(0), -1});
 }
 

@@ -65,6 +65,13 @@ void inspect_predictions(const H5File& file, std::ostream& out) {
   out << fmt::format("  ({} values, checksums verified)\n", values);
 }
 
+// The last value of a column, "-" for an empty one: columns may differ in length (a job killed
+// between two columns of a row, a damaged file), and `back()` of an empty one is undefined
+// (it crashed inspect; seen while writing tests/fuzz).
+std::string last_value(const std::vector<double>& column) {
+  return column.empty() ? std::string("-") : fmt::format("{:.6g}", column.back());
+}
+
 void inspect_metrics(const H5File& file, std::ostream& out) {
   const hid_t root = file.id();
   out << fmt::format(
@@ -87,7 +94,7 @@ void inspect_metrics(const H5File& file, std::ostream& out) {
   }
   out << fmt::format(", steps {}..{}\n  last row:", columns[0].front(), columns[0].back());
   for (size_t c = 0; c < columns.size(); ++c) {
-    out << fmt::format(" {} {:.6g}", MetricsWriter::train_columns()[c], columns[c].back());
+    out << fmt::format(" {} {}", MetricsWriter::train_columns()[c], last_value(columns[c]));
   }
   out << "\n";
   const H5Group eval = H5Group::open(root, "eval");
@@ -98,7 +105,7 @@ void inspect_metrics(const H5File& file, std::ostream& out) {
     out << fmt::format(", last at step {}:", eval_steps.back());
     for (const auto& name : eval_names) {
       if (name == "step") continue;
-      out << fmt::format(" {} {:.6g}", name, H5Series::read_all(eval.id(), name).back());
+      out << fmt::format(" {} {}", name, last_value(H5Series::read_all(eval.id(), name)));
     }
   }
   out << "\n";

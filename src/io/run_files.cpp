@@ -1,8 +1,11 @@
 #include "io/run_files.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "h5/h5_lock.hpp"
+#include "io/disk_space.hpp"
 #include "util/check.hpp"
 #include "util/stopwatch.hpp"
 
@@ -31,18 +34,38 @@ std::string RunFiles::metrics_path() const {
   return config_.run.dir + "/metrics.h5";
 }
 
+namespace {
+
+// metrics.h5 is rank 0's alone: a write that fails (a full disk, an exceeded quota) is this
+// rank's error, and the job aborts; the message names the file and the space left.
+Error metrics_write_failed(const std::string& path, const Error& error) {
+  return DataError(fmt::format("metrics file '{}' could not be written ({}): {}", path,
+                               free_space_text(path), error.what()),
+                   Raised::kThisRank);
+}
+
+}  // namespace
+
 void RunFiles::open_metrics(const RunDescription& run, int64_t resume_step) {
   metrics_ = MetricsWriter::create_or_resume(metrics_path(), run, resume_step, config_.log.every);
 }
 
 void RunFiles::record(const StepRecord& record) {
   const Hdf5Lock lock;  // a checkpoint may be being written in the background
-  if (metrics_) metrics_->append(record);
+  try {
+    if (metrics_) metrics_->append(record);
+  } catch (const Error& e) {
+    throw metrics_write_failed(metrics_path(), e);
+  }
 }
 
 void RunFiles::record_eval(int64_t step, const EvalResult& result) {
   const Hdf5Lock lock;
-  if (metrics_) metrics_->append_eval(step, result);
+  try {
+    if (metrics_) metrics_->append_eval(step, result);
+  } catch (const Error& e) {
+    throw metrics_write_failed(metrics_path(), e);
+  }
 }
 
 CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,

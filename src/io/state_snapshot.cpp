@@ -156,6 +156,29 @@ std::vector<TensorLayout> StateSnapshot::host_memory_layout() const {
   return layout;
 }
 
+int64_t StateSnapshot::file_data_bytes(int world_size) const {
+  int64_t bytes = 0;
+  for (const Call& call : *calls_) {
+    switch (call.kind) {
+      case Call::Kind::kTensor:
+        bytes += static_cast<int64_t>(call.tensor.nbytes());
+        break;
+      case Call::Kind::kRankRow:
+        bytes += static_cast<int64_t>(call.tensor.nbytes()) * world_size;
+        break;
+      case Call::Kind::kTensorPart: {
+        int64_t elements = 1;
+        for (const int64_t d : call.shape) elements *= d;
+        bytes += elements * static_cast<int64_t>(call.tensor.element_size());
+        break;
+      }
+      default:
+        break;  // groups and attributes: a few hundred bytes of metadata each
+    }
+  }
+  return bytes;
+}
+
 void StateSnapshot::replay(StateWriter& root) const {
   // The writers of the groups made so far, kept open as a direct write keeps them.
   std::map<std::string, std::unique_ptr<StateWriter>> groups;

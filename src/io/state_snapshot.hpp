@@ -52,6 +52,10 @@ class StateSnapshot : public StateWriter {
   // The host buffers a copying snapshot of the same calls would allocate, in call order, from
   // this (non-copying) one.
   std::vector<TensorLayout> host_memory_layout() const;
+  // The bytes of tensor data the file of this snapshot holds, over all `world_size` ranks (a
+  // rank row is one of world_size rows; a tensor part is a part of its full shape): what must fit
+  // on the disk before the write starts (io/disk_space.hpp).
+  int64_t file_data_bytes(int world_size) const;
 
  private:
   struct Call;

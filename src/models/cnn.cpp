@@ -119,4 +119,22 @@ torch::Tensor Cnn::forward(const torch::Tensor& inputs) {
   return static_cast<ResNetImpl&>(*net_).forward(inputs);
 }
 
+double Cnn::parameter_count(const std::vector<int64_t>& image, const std::vector<int64_t>& widths,
+                            int64_t blocks, int64_t classes) {
+  if (image.empty() || widths.empty()) return 0;  // the constructor refuses these
+  auto conv = [](double in, double out, double kernel) { return in * out * kernel * kernel; };
+  const double batch_norm = 2;  // weight and bias per channel (running statistics are buffers)
+  double in = static_cast<double>(widths.front());
+  double count = conv(static_cast<double>(image.front()), in, 3) + batch_norm * in;
+  for (size_t s = 0; s < widths.size(); ++s) {
+    const double out = static_cast<double>(widths[s]);
+    for (int64_t b = 0; b < blocks; ++b) {
+      count += conv(in, out, 3) + conv(out, out, 3) + 2 * batch_norm * out;
+      if ((b == 0 && s > 0) || in != out) count += conv(in, out, 1) + batch_norm * out;
+      in = out;
+    }
+  }
+  return count + (in + 1) * static_cast<double>(classes);
+}
+
 }  // namespace ddpt

@@ -21,6 +21,10 @@ class Cnn final : public ModuleModel {
   // `image`: [channels, height, width] of one sample.
   Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, int64_t blocks,
       int64_t classes);
+  // The parameters of that CNN, without building it (a double: an absurd deck overflows int64).
+  static double parameter_count(const std::vector<int64_t>& image,
+                                const std::vector<int64_t>& widths, int64_t blocks,
+                                int64_t classes);
   torch::Tensor forward(const torch::Tensor& inputs) override;
 
  private:

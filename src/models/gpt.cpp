@@ -166,4 +166,14 @@ torch::Tensor Gpt::forward(const torch::Tensor& tokens) {
   return static_cast<GptNetImpl&>(*net_).forward(tokens);
 }
 
+double Gpt::parameter_count(const GptSpec& spec) {
+  const double d = static_cast<double>(spec.n_embd);
+  const double vocab = static_cast<double>(spec.vocab);
+  // Per block: two layer norms (4 d), qkv (3 d^2 + 3 d), projection (d^2 + d), MLP (8 d^2 + 5 d).
+  const double per_block = 12 * d * d + 13 * d;
+  const double embeddings = (vocab + static_cast<double>(spec.block)) * d;
+  const double head = spec.tie ? 0 : vocab * d;
+  return embeddings + static_cast<double>(spec.n_layer) * per_block + 2 * d + head;
+}
+
 }  // namespace ddpt

@@ -24,6 +24,8 @@ class Gpt final : public ModuleModel {
  public:
   // Weights as GPT-2: N(0, 0.02), residual projections N(0, 0.02 / sqrt(2 n_layer)), zero biases.
   explicit Gpt(const GptSpec& spec);
+  // The parameters of that GPT, without building it (a double: an absurd deck overflows int64).
+  static double parameter_count(const GptSpec& spec);
   torch::Tensor forward(const torch::Tensor& tokens) override;
 
  private:

@@ -11,7 +11,7 @@
 namespace ddpt {
 namespace {
 
-std::unique_ptr<Model> make_gpt(const ModelConfig& config, const DatasetInfo& data) {
+GptSpec gpt_spec(const ModelConfig& config, const DatasetInfo& data) {
   if (data.task != Task::kNextToken) {
     throw ConfigError(
         "option 'model.type' = gpt needs token windows (data.type = tokens or "
@@ -37,7 +37,23 @@ std::unique_ptr<Model> make_gpt(const ModelConfig& config, const DatasetInfo& da
         fmt::format("option 'model.vocab' = {} is smaller than the data's vocabulary ({})",
                     spec.vocab, data.outputs));
   }
-  return std::make_unique<Gpt>(spec);
+  return spec;
+}
+
+// The built-in model make_model builds for `data`: which one, and how it is sized.
+bool builds_cnn(const ModelConfig& config, const DatasetInfo& data) {
+  if (data.task == Task::kNextToken && config.type != ModelType::kTorchScript) {
+    throw ConfigError(std::string("option 'model.type' = ") + choice_name(config.type) +
+                      " cannot read token windows (data.type = tokens); use model.type = gpt or "
+                      "a TorchScript language model");
+  }
+  return config.type == ModelType::kCnn;
+}
+
+int64_t features_of(const DatasetInfo& data) {
+  int64_t features = 1;
+  for (const int64_t d : data.sample_shape) features *= d;
+  return features;
 }
 
 }  // namespace
@@ -53,20 +69,46 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data) {
-  if (config.type == ModelType::kGpt) return make_gpt(config, data);
-  if (data.task == Task::kNextToken && config.type != ModelType::kTorchScript) {
-    throw ConfigError(std::string("option 'model.type' = ") + choice_name(config.type) +
-                      " cannot read token windows (data.type = tokens); use model.type = gpt or "
-                      "a TorchScript language model");
-  }
-  if (config.type == ModelType::kCnn) {
+  if (config.type == ModelType::kGpt) return std::make_unique<Gpt>(gpt_spec(config, data));
+  if (builds_cnn(config, data)) {
     return std::make_unique<Cnn>(data.sample_shape,
                                  parse_int_list("model.channels", config.channels), config.blocks,
                                  data.outputs);
   }
-  int64_t features = 1;
-  for (const int64_t d : data.sample_shape) features *= d;
-  return make_model(config, features, data.outputs);
+  return make_model(config, features_of(data), data.outputs);
+}
+
+std::optional<double> planned_parameter_count(const ModelConfig& config, const DatasetInfo& data) {
+  if (config.type == ModelType::kGpt) return Gpt::parameter_count(gpt_spec(config, data));
+  if (builds_cnn(config, data)) {
+    return Cnn::parameter_count(data.sample_shape,
+                                parse_int_list("model.channels", config.channels), config.blocks,
+                                data.outputs);
+  }
+  if (config.type == ModelType::kMlp) {
+    return Mlp::parameter_count(features_of(data), parse_int_list("model.hidden", config.hidden),
+                                data.outputs);
+  }
+  return std::nullopt;  // TorchScript: the file's parameters, as large as the file
+}
+
+std::string model_size_options(const ModelConfig& config, const DatasetInfo& data) {
+  switch (config.type) {
+    case ModelType::kMlp:
+      return fmt::format("model.hidden = {} (for {} input features)", config.hidden,
+                         features_of(data));
+    case ModelType::kCnn:
+      return fmt::format("model.channels = {}, model.blocks = {}", config.channels, config.blocks);
+    case ModelType::kGpt: {
+      const GptSpec spec = gpt_spec(config, data);
+      return fmt::format(
+          "model.n_layer = {}, model.n_embd = {}, model.vocab = {}, model.block = {}", spec.n_layer,
+          spec.n_embd, spec.vocab, spec.block);
+    }
+    case ModelType::kTorchScript:
+      return "model.path = " + config.path;
+  }
+  return {};
 }
 
 }  // namespace ddpt

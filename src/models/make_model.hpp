@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "config/config.hpp"
 #include "data/dataset.hpp"
@@ -14,5 +16,13 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int
 // The model for a dataset: built-in models are sized from its sample shape and output count.
 // ConfigError if the model cannot read that kind of data.
 std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data);
+
+// The parameters of the model make_model(config, data) builds, counted without building it, so
+// that a deck asking for an absurd size is refused before anything is allocated; nullopt for a
+// TorchScript model (its size is the file's). A double: an absurd deck overflows int64.
+std::optional<double> planned_parameter_count(const ModelConfig& config, const DatasetInfo& data);
+// The options that size that model, with their values ("model.hidden = 4096,4096 (for 256 input
+// features)"), for messages.
+std::string model_size_options(const ModelConfig& config, const DatasetInfo& data);
 
 }  // namespace ddpt

@@ -11,6 +11,9 @@ namespace ddpt {
 class Mlp final : public ModuleModel {
  public:
   Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs);
+  // The parameters of that MLP, without building it (a double: an absurd deck overflows int64).
+  static double parameter_count(int64_t inputs, const std::vector<int64_t>& hidden,
+                                int64_t outputs);
   torch::Tensor forward(const torch::Tensor& inputs) override {
     return net_->forward(inputs.dim() > 2 ? inputs.flatten(1) : inputs);
   }

@@ -41,6 +41,12 @@ class StateWriter {
   virtual void scalar(const std::string& name, const std::string& value) = 0;
 };
 
+// `stored`, read from the dataset `name`, in the shape of `target`, which it is loaded into: a
+// damaged file can hold a tensor of another size under the right name and model signature (found
+// by tests/fuzz); that is a DataError (exit 3), not LibTorch's reshape error.
+torch::Tensor stored_as(const torch::Tensor& stored, const torch::Tensor& target,
+                        const std::string& name);
+
 class StateReader {
  public:
   virtual ~StateReader() = default;

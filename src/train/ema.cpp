@@ -34,7 +34,9 @@ void Ema::save(StateWriter& root) const {
 void Ema::load(const StateReader& root) {
   torch::NoGradGuard no_grad;
   const auto group = root.group(root.has("ema") ? "ema" : "model");
-  for (const auto& a : averages_) a.tensor.copy_(group->tensor(a.name).view_as(a.tensor));
+  for (const auto& a : averages_) {
+    a.tensor.copy_(stored_as(group->tensor(a.name), a.tensor, a.name));
+  }
 }
 
 }  // namespace ddpt

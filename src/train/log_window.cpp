@@ -1,5 +1,9 @@
 #include "train/log_window.hpp"
 
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
 namespace ddpt {
 
 torch::Tensor LogWindow::to_row() const {
@@ -9,14 +13,29 @@ torch::Tensor LogWindow::to_row() const {
 }
 
 LogWindow LogWindow::from_rows(const torch::Tensor& rows, int rank, int world_size) {
+  // A damaged checkpoint can hold any shape and any numbers here (found by tests/fuzz): refuse
+  // what a saved window cannot be (exit 3), instead of LibTorch's indexing or conversion errors.
+  if (rows.dim() != 2 || rows.size(0) < 1 || rows.size(1) != 4) {
+    throw DataError(fmt::format("dataset 'loop/log_window' has shape [{}], not [ranks, 4]",
+                                fmt::join(rows.sizes(), ", ")),
+                    Raised::kAllRanks);
+  }
   const torch::Tensor table = rows.to(torch::kDouble);  // [saved ranks, 4]
   const torch::Tensor own = table.size(0) == world_size ? table[rank] : table.mean(0);
+  // Counts are the same on every rank (steps are skipped by all ranks alike): row 0's are exact.
+  auto count = [&table](int column) {
+    const double value = table[0][column].item<double>();
+    if (!(value >= 0 && value < 9007199254740992.0)) {  // 2^53: every such count is exact
+      throw DataError(fmt::format("dataset 'loop/log_window' holds the count {}", value),
+                      Raised::kAllRanks);
+    }
+    return static_cast<int64_t>(value);
+  };
   LogWindow window;
   window.loss_sum = own[0].item<double>();
-  // Counts are the same on every rank (steps are skipped by all ranks alike): row 0's are exact.
-  window.steps = table[0][1].item<int64_t>();
-  window.skipped = table[0][2].item<int64_t>();
-  window.skipped_total = table[0][3].item<int64_t>();
+  window.steps = count(1);
+  window.skipped = count(2);
+  window.skipped_total = count(3);
   return window;
 }
 

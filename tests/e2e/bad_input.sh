@@ -58,6 +58,14 @@ expect_usage_error "MLP on token windows" "model.type" train "$deck" \
 expect_usage_error "heads that do not divide the width" "model.n_head" train "$deck" \
   --model.type=gpt --model.n_head=3 --model.n_embd=64
 expect_usage_error "fp16 on a CPU" "train.precision" train "$deck" --train.precision=fp16
+
+# Sizes that parse but cannot fit in memory: refused before anything is allocated.
+expect_usage_error "absurd MLP width" "model.hidden = 100000000" train "$deck" \
+  --model.hidden=100000000
+expect_usage_error "absurd synthetic data" "data.samples = 100000000000" train "$deck" \
+  --data.samples=100000000000
+expect_usage_error "absurd GPT width" "model.n_embd = 1000000" train "$deck" \
+  --data.type=synthetic_tokens --data.vocab=64 --model.type=gpt --model.n_embd=1000000
 if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
   # A model with 3 outputs for 10 classes: the loss cannot use it.
   /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/make_torchscript_mlp.py" "$work/three.pt" \

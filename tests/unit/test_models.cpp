@@ -125,6 +125,53 @@ TEST(Cnn, ShapesNamesAndFlops) {
   EXPECT_DOUBLE_EQ(cnn.forward_flops_per_sample(), expected);
 }
 
+double parameters_of(Model& model) {
+  double count = 0;
+  for (const auto& p : model.named_parameters()) count += static_cast<double>(p.tensor.numel());
+  return count;
+}
+
+// planned_parameter_count sizes a deck's model without building it (app/memory_check.hpp): it
+// must equal what make_model builds, for every built-in model and shape change.
+TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
+  const std::vector<DatasetInfo> rows = {{Task::kClassification, {12}, 5},
+                                         {Task::kRegression, {3, 4, 4}, 2}};
+  for (const char* hidden : {"7", "16,8,4", "1"}) {
+    for (const DatasetInfo& data : rows) {
+      ModelConfig mlp;
+      mlp.hidden = hidden;
+      const auto model = make_model(mlp, data);
+      EXPECT_EQ(planned_parameter_count(mlp, data), parameters_of(*model)) << hidden;
+    }
+  }
+  const DatasetInfo images{Task::kClassification, {3, 8, 8}, 5};
+  for (const auto& [channels, blocks] : std::vector<std::pair<std::string, int64_t>>{
+           {"4", 1}, {"4,8", 1}, {"4,4,8", 2}, {"8,4", 3}}) {
+    ModelConfig cnn;
+    cnn.type = ModelType::kCnn;
+    cnn.channels = channels;
+    cnn.blocks = blocks;
+    const auto model = make_model(cnn, images);
+    EXPECT_EQ(planned_parameter_count(cnn, images), parameters_of(*model)) << channels;
+  }
+  const DatasetInfo tokens{Task::kNextToken, {8}, 20};
+  for (const bool tie : {true, false}) {
+    ModelConfig gpt;
+    gpt.type = ModelType::kGpt;
+    gpt.n_layer = 2;
+    gpt.n_head = 2;
+    gpt.n_embd = 16;
+    gpt.block = 12;
+    gpt.vocab = 24;
+    gpt.tie = tie;
+    const auto model = make_model(gpt, tokens);
+    EXPECT_EQ(planned_parameter_count(gpt, tokens), parameters_of(*model)) << tie;
+  }
+  ModelConfig scripted;
+  scripted.type = ModelType::kTorchScript;
+  EXPECT_EQ(planned_parameter_count(scripted, rows.front()), std::nullopt);
+}
+
 TEST(MakeModel, RefusesDataTheModelCannotRead) {
   ModelConfig gpt;
   gpt.type = ModelType::kGpt;

@@ -1,0 +1,89 @@
+#include "app/memory_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "models/make_model.hpp"
+#include "runtime/host_memory.hpp"
+#include "util/byte_size.hpp"
+#include "util/check.hpp"
+
+namespace ddpt {
+namespace {
+
+struct MemoryNeed {
+  double bytes = 0;
+  std::string what;  // the options and what they ask for, for the message
+};
+
+std::string bytes_text(double bytes) {
+  const double max = static_cast<double>(std::numeric_limits<int64_t>::max());
+  return human_bytes(static_cast<int64_t>(std::min(bytes, max)));
+}
+
+// Synthetic datasets are generated into memory on every rank (files are read batch by batch).
+std::optional<MemoryNeed> synthetic_data_need(const DataConfig& data, const DatasetInfo& info) {
+  const double samples = static_cast<double>(data.samples);
+  if (data.type == DataType::kSyntheticTokens) {
+    const double stride = static_cast<double>(data.stride > 0 ? data.stride : data.block);
+    const double bytes = samples * stride * sizeof(int64_t);
+    return MemoryNeed{bytes, fmt::format("data.samples = {} windows of synthetic tokens ({})",
+                                         data.samples, bytes_text(bytes))};
+  }
+  if (data.type == DataType::kHdf5 || data.type == DataType::kTokens) return std::nullopt;
+  double elements = 1;
+  for (const int64_t d : info.sample_shape) elements *= static_cast<double>(d);
+  const double bytes = samples * elements * sizeof(float);
+  return MemoryNeed{bytes, fmt::format("data.samples = {} synthetic samples of {} values ({})",
+                                       data.samples, elements, bytes_text(bytes))};
+}
+
+// On the CPU, the model's fp32 weights and gradients and this rank's optimizer moments.
+std::optional<MemoryNeed> model_need(const Config& config, const DatasetInfo& info,
+                                     int world_size) {
+  const std::optional<double> parameters = planned_parameter_count(config.model, info);
+  if (!parameters) return std::nullopt;
+  double moments = config.optim.type == OptimizerType::kAdamW ? 2 : config.optim.momentum > 0;
+  if (config.ddp.zero == 1) moments /= world_size;
+  const double bytes = *parameters * sizeof(float) * (2 + moments);
+  return MemoryNeed{
+      bytes, fmt::format("{} gives a model of {:.3g} parameters ({} with gradients "
+                         "and optimizer state)",
+                         model_size_options(config.model, info), *parameters, bytes_text(bytes))};
+}
+
+}  // namespace
+
+void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job) {
+  std::vector<MemoryNeed> needs;
+  if (auto need = synthetic_data_need(config.data, data)) needs.push_back(*need);
+  if (job.device.device.is_cpu()) {
+    if (auto need = model_need(config, data, job.topology.world_size)) needs.push_back(*need);
+  }
+  const std::optional<HostMemory> memory = host_memory_available();
+  // Per rank: the ranks of a node share its memory. The smallest of any rank, so that every rank
+  // takes the same decision.
+  int64_t per_rank = memory ? memory->available_bytes / job.topology.local_size
+                            : std::numeric_limits<int64_t>::max();
+  DDPT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &per_rank, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD));
+  double total = 0;
+  for (const MemoryNeed& need : needs) total += need.bytes;
+  if (total <= static_cast<double>(per_rank)) return;
+
+  std::sort(needs.begin(), needs.end(),
+            [](const MemoryNeed& a, const MemoryNeed& b) { return a.bytes > b.bytes; });
+  std::string asked = needs.front().what;
+  for (size_t i = 1; i < needs.size(); ++i) {
+    if (needs[i].bytes > total / 10) asked += "; and " + needs[i].what;  // parts that matter
+  }
+  throw ConfigError(fmt::format(
+      "the deck asks for more memory than a rank has: {}; that is at least {} per rank, and a "
+      "rank has about {} (from {}, shared by the ranks of a node); make it smaller",
+      asked, bytes_text(total), bytes_text(static_cast<double>(per_rank)),
+      memory ? memory->source : "no memory figure"));
+}
+
+}  // namespace ddpt

@@ -1,0 +1,20 @@
+// A deck that asks for more memory than the machine has (`model.hidden = 100000000`,
+// `data.samples = 100000000000`) is refused with a line naming the option, before anything is
+// allocated: otherwise LibTorch's allocator throws from deep inside a constructor, or the kernel
+// kills the job without a word.
+#pragma once
+
+#include "app/job.hpp"
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+
+namespace ddpt {
+
+// Collective over MPI_COMM_WORLD (every rank decides on the smallest memory per rank of any node,
+// so all raise the same ConfigError, exit 2). `data`: what the deck's data will be
+// (deck_data_info). Counts only memory that certainly exists (synthetic data held in memory; on
+// the CPU the fp32 weights, gradients and optimizer moments): a lower bound, so a run that fits
+// is never refused.
+void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job);
+
+}  // namespace ddpt

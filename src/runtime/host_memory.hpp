@@ -1,0 +1,21 @@
+// How much host memory this process may still take: the kernel's MemAvailable, and, inside a
+// cgroup with a memory limit (a SLURM job with ConstrainRAMSpace, a container), what is left under
+// that limit, whichever is smaller. Used to refuse a deck whose sizes cannot fit before anything
+// is allocated (app/memory_check.hpp): past the limit the kernel kills the job without a word.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ddpt {
+
+struct HostMemory {
+  int64_t available_bytes = 0;
+  std::string source;  // where the figure comes from, for messages
+};
+
+// nullopt where /proc/meminfo cannot be read (not Linux).
+std::optional<HostMemory> host_memory_available();
+
+}  // namespace ddpt
