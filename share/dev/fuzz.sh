@@ -17,11 +17,16 @@ targets=("$@")
                                        fuzz_metrics_resume fuzz_inspect)
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2; }
 
-for tool in clang++-14 clang-14 cmake; do
-  command -v "$tool" >/dev/null || { echo "fuzz.sh: $tool not found (apt-get install clang-14 libclang-rt-14-dev)" >&2; exit 2; }
-done
-compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null ||
-  { echo "fuzz.sh: libFuzzer not found (apt-get install libclang-rt-14-dev)" >&2; exit 2; }
+# clang-14 and its libFuzzer (Debian 12's packages): installed when missing.
+if ! command -v clang++-14 >/dev/null ||
+   ! compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
+  echo "== installing clang-14 libclang-rt-14-dev"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    clang-14 libclang-rt-14-dev
+fi
 
 mkdir -p "$build"
 # One build at a time in $build: a second fuzz.sh started beside this one waits here.
