@@ -121,11 +121,17 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   std::unique_ptr<Communicator> comm =
       make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
 
-  check_host_memory(config, deck_data_info(config.data), job);  // before anything is allocated
-  torch::manual_seed(static_cast<uint64_t>(config.run.seed));   // same initial model on all ranks
+  // Memory is checked before anything large is allocated: synthetic data are made in memory from
+  // the deck alone, so before make_datasets; a data file is read batch by batch, so after it, from
+  // the shape make_datasets read (not opening the file a second time).
+  const bool synthetic =
+      config.data.type != DataType::kHdf5 && config.data.type != DataType::kTokens;
+  if (synthetic) check_host_memory(config, deck_data_info(config.data), job);
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
   const DataSplits data = make_datasets(config.data, config.run.seed);
   check_validation_split(config, data);
   const DatasetInfo info = data.train->info();
+  if (!synthetic) check_host_memory(config, info, job);
   std::unique_ptr<Model> model = make_model(config.model, info);
   const FreezeCount freeze = freeze_parameters(*model, config.model.freeze);
   TrainingRun run(config, *comm, *model, data, *job.watchdog);  // last check of the deck
