@@ -20,8 +20,10 @@ struct MemoryNeed {
 };
 
 std::string bytes_text(double bytes) {
-  const double max = static_cast<double>(std::numeric_limits<int64_t>::max());
-  return human_bytes(static_cast<int64_t>(std::min(bytes, max)));
+  // human_bytes takes an int64_t; a deck of 1e19 parameters goes beyond it (2^63 B = 8 EiB).
+  constexpr double kInt64Limit = 0x1p63;
+  if (bytes >= kInt64Limit) return fmt::format("{:.3g} EiB", bytes / 0x1p60);
+  return human_bytes(static_cast<int64_t>(bytes));
 }
 
 // Synthetic datasets are generated into memory on every rank (files are read batch by batch).

@@ -52,11 +52,15 @@ void silence_hdf5_error_printing() {
 }
 
 void throw_h5_error(const char* call, const char* file, int line) {
-  std::string stack;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &stack);
-  H5Eclear2(H5E_DEFAULT);
-  throw H5Error(call, stack.empty() ? "no message on the HDF5 error stack" : stack, file, line);
+  throw H5Error(call, take_h5_error_stack(), file, line);
 }
 
 }  // namespace detail
+
+std::string take_h5_error_stack() {
+  std::string stack;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, detail::collect_message, &stack);
+  H5Eclear2(H5E_DEFAULT);
+  return stack.empty() ? "no message on the HDF5 error stack" : stack;
+}
 }  // namespace ddpt

@@ -27,6 +27,10 @@ class H5Error : public Error {
 // Fletcher32 checksum" on the stack; 1.14 only "filter returned failure during read".)
 std::string describe_failed_read(hid_t dataset, const std::string& stack);
 
+// HDF5's messages on its error stack, innermost first, joined on one line; clears the stack. For
+// a failure reported as another error than H5Error.
+std::string take_h5_error_stack();
+
 namespace detail {
 // Stops HDF5 from printing its own error stack to stderr (we report it in H5Error instead).
 void silence_hdf5_error_printing();

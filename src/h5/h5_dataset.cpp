@@ -7,6 +7,7 @@
 
 #include "h5/h5_check.hpp"
 #include "h5/h5_file.hpp"
+#include "h5/h5_group.hpp"
 #include "h5/h5_tensor.hpp"
 #include "h5/h5_types.hpp"
 
@@ -126,9 +127,21 @@ H5Dataset H5Dataset::open_as(hid_t parent, const std::string& name, std::string 
   H5Dataset d;
   d.file_path_ = std::move(file_path);
   d.name_ = std::move(shown_name);
-  if (object_type(parent, name) != H5I_DATASET) {
+  if (!has_object(parent, name)) {
     H5Eclear2(H5E_DEFAULT);
     throw DataError(d.where() + " is missing", Raised::kAllRanks);
+  }
+  {
+    // The link is there: an object HDF5 cannot open has a damaged header (HDF5 1.14 refuses
+    // some that 1.10 opens) or is a dangling link; HDF5 says which.
+    const H5Id object(H5Oopen(parent, name.c_str(), H5P_DEFAULT));
+    if (!object.valid()) {
+      throw DataError(
+          fmt::format("{} cannot be opened (damaged file?): {}", d.where(), take_h5_error_stack()),
+          Raised::kAllRanks);
+    }
+    if (H5Iget_type(object.get()) != H5I_DATASET)
+      throw DataError(d.where() + " is not a dataset", Raised::kAllRanks);
   }
   H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_DATASET_ACCESS)));
   DDPT_CHECK_H5(H5Pset_chunk_cache(access.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0));

@@ -95,8 +95,8 @@ std::optional<double> planned_parameter_count(const ModelConfig& config, const D
 std::string model_size_options(const ModelConfig& config, const DatasetInfo& data) {
   switch (config.type) {
     case ModelType::kMlp:
-      return fmt::format("model.hidden = {} (for {} input features)", config.hidden,
-                         features_of(data));
+      return fmt::format("model.hidden = {} (for {} input features and {} outputs)", config.hidden,
+                         features_of(data), data.outputs);
     case ModelType::kCnn:
       return fmt::format("model.channels = {}, model.blocks = {}", config.channels, config.blocks);
     case ModelType::kGpt: {

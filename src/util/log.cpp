@@ -4,6 +4,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <vector>
@@ -71,6 +72,18 @@ class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
   void flush_() override { std::fflush(stdout); }
 };
 
+// A log.txt that cannot be written (a full disk, a quota) neither ends the run nor floods the
+// console with spdlog's "[*** LOG ERROR ***]" line per message: the first failure is one warning
+// on standard error, later ones are dropped. The checkpoint and metrics writers report a full
+// disk as the error that ends the job.
+void report_log_file_error(const std::string& message) {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) return;
+  std::fprintf(stderr, "ddptrain: warning: %s; log.txt is incomplete from here on\n",
+               message.c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 void init_logging(int world_rank, const std::string& host) {
@@ -96,6 +109,7 @@ void add_log_file(const std::string& path) {
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
   sink->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
   spdlog::default_logger()->sinks().push_back(sink);
+  spdlog::default_logger()->set_error_handler(report_log_file_error);
   g_file_sinks.push_back(sink);
 }
 
@@ -105,8 +119,12 @@ void log_to_file_only(const std::string& message) {
                                      message);
   for (const spdlog::sink_ptr& sink : g_file_sinks) {
     if (!sink->should_log(msg.level)) continue;
-    sink->log(msg);
-    sink->flush();
+    try {
+      sink->log(msg);
+      sink->flush();
+    } catch (const spdlog::spdlog_ex& e) {
+      report_log_file_error(e.what());
+    }
   }
 }
 

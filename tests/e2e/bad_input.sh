@@ -66,6 +66,21 @@ expect_usage_error "absurd synthetic data" "data.samples = 100000000000" train "
   --data.samples=100000000000
 expect_usage_error "absurd GPT width" "model.n_embd = 1000000" train "$deck" \
   --data.type=synthetic_tokens --data.vocab=64 --model.type=gpt --model.n_embd=1000000
+# A data file whose targets claim 2^56 + 2 columns (chunked, nothing stored): a model of 1.8e19
+# parameters, more bytes than an int64 counts (the message once said "-9223372036854775808 B").
+/usr/bin/python3 - "$work/wide.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("inputs", shape=(64, 8), dtype="f4", chunks=(64, 8))
+    f.create_dataset("targets", shape=(64, 2**56 + 2), dtype="f4", chunks=(64, 2))
+PY
+expect_usage_error "data file with absurd targets" "72057594037927938 outputs" train "$deck" \
+  --data.type=hdf5 --data.path="$work/wide.h5"
+out=$("$ddptrain" train "$deck" --data.type=hdf5 --data.path="$work/wide.h5" \
+  --run.dir="$work/run" 2>&1 >/dev/null)
+if [[ $out == *"-9223372036854775808"* || $out != *EiB* ]]; then
+  echo "FAIL sizes beyond int64 are shown in EiB: $out"; failures=$((failures + 1))
+fi
 if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
   # A model with 3 outputs for 10 classes: the loss cannot use it.
   /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/make_torchscript_mlp.py" "$work/three.pt" \

@@ -34,8 +34,8 @@ run_job() {
     2>"$work/$(basename "$dir").err"
   rc=$?
   seconds=$((SECONDS - start))
-  errors=$(grep -c 'ddptrain: error:' "$work/$(basename "$dir").err")
-  message=$(grep -m1 'ddptrain: error:' "$work/$(basename "$dir").err")
+  errors=$(grep -ac 'ddptrain: error:' "$work/$(basename "$dir").err")
+  message=$(grep -a -m1 'ddptrain: error:' "$work/$(basename "$dir").err")
 }
 expect_message() { # expect_message TEXT...: each TEXT is in the error line
   local text
@@ -65,8 +65,13 @@ run_job "$work/metrics/run" --train.steps=100000 --log.every=1
 [[ $errors -eq 1 ]] || { cat "$work/run.err"; fail "expected one error line, got $errors"; }
 expect_message "metrics.h5" "free on its file system" "No space left on device"
 # HDF5's message of a failed write has line breaks: the error is still one line.
-grep -A1 'ddptrain: error:' "$work/run.err" | tail -1 | grep -q '^, filename' &&
+grep -a -A1 'ddptrain: error:' "$work/run.err" | tail -1 | grep -q '^, filename' &&
   fail "the error line is broken over several lines"
+# log.txt, on the same file system, fails too: one warning, not a line per message.
+log_errors=$(grep -ac 'LOG ERROR' "$work/run.err")
+((log_errors == 0)) || fail "spdlog's LOG ERROR printed $log_errors times"
+log_warnings=$(grep -ac "ddptrain: warning:.*log.txt" "$work/run.err")
+((log_warnings <= 1)) || fail "log.txt warned $log_warnings times"
 echo "ok   full disk under metrics.h5: exit 3 after ${seconds} s: $message"
 
 # 3. run.dir on a read-only file system: a new one, and an existing one.

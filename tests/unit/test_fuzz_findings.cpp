@@ -92,10 +92,45 @@ TEST_F(FuzzFindings, DamagedSwmrSuperblockIsAnErrorNotAHang) {
 // [64, 72057594037927938] (regression targets of 2^56 outputs) made the first batch allocate
 // 2^59 bytes; LibTorch's allocation error (c10::Error, exit code 1) escaped. Fix:
 // h5/h5_dataset.cpp H5Dataset::allocate turns it into a DataError naming the file and dataset.
+// The replay: HDF5 1.10 opens the damaged header and the first batch fails; HDF5 1.14 refuses to
+// open the dataset (H5Dataset::open_as then says "cannot be opened", not "is missing").
 TEST_F(FuzzFindings, ImpossibleRowShapeIsADataError) {
   DataConfig data;
   data.type = DataType::kHdf5;
   data.path = finding("data_file", "huge_target_rows.h5");
+  data.val_fraction = 0.25;
+  try {
+    const DataSplits splits = make_datasets(data, 1);
+    splits.train->get(torch::tensor({int64_t{0}, int64_t{5}}));
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("dataset 'targets'"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("is missing"), std::string::npos) << e.what();
+  }
+}
+
+// The same shape in an undamaged file (made here, so every HDF5 version opens it): the batch
+// that cannot be allocated is a DataError naming the dataset and its impossible row size.
+TEST_F(FuzzFindings, RowsTooLargeToAllocateAreADataError) {
+  const std::string file_path = path("huge_rows.h5");
+  {
+    const H5File file = H5File::create(file_path);
+    const auto add = [&](const char* name, hsize_t columns) {
+      const hsize_t dims[2] = {64, columns};
+      const hsize_t chunk[2] = {64, 2};
+      const H5Id space(H5Screate_simple(2, dims, nullptr));
+      const H5Id properties(H5Pcreate(H5P_DATASET_CREATE));
+      ASSERT_GE(H5Pset_chunk(properties.get(), 2, chunk), 0);  // nothing stored until written
+      const H5Id dataset(H5Dcreate2(file.id(), name, H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT,
+                                    properties.get(), H5P_DEFAULT));
+      ASSERT_TRUE(dataset.valid()) << name;
+    };
+    add("inputs", 8);
+    add("targets", 72057594037927938ULL);
+  }
+  DataConfig data;
+  data.type = DataType::kHdf5;
+  data.path = file_path;
   data.val_fraction = 0.25;
   const DataSplits splits = make_datasets(data, 1);
   try {
