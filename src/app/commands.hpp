@@ -17,8 +17,11 @@ int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int predict_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int eval_command(const std::vector<std::string>& args, MpiEnv& mpi);
+int bench_command(const std::vector<std::string>& args, MpiEnv& mpi);
 // make-data's own options, for --help.
 std::string make_data_help();
+// bench's own options, for --help.
+std::string bench_help();
 
 // The top-level error policy: an error every rank raises alike is printed by rank 0 and becomes
 // the exit code; an error of this rank alone is printed with its rank and host and aborts the

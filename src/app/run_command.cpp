@@ -31,6 +31,9 @@ std::string usage() {
          "                                        tokens dataset as HDF5 (see make-data --help)\n"
          "  inspect FILE                          summarise a metrics, checkpoint or predictions\n"
          "                                        file (verifies checksums; exit 3 if damaged)\n"
+         "  bench comm [DECK] [...]               time all_reduce, reduce_scatter, all_gather on\n"
+         "                                        the deck's backend over message sizes: time,\n"
+         "                                        algbw, busbw (see bench --help)\n"
          "\n"
          "  -h, --help      this text and every deck option\n"
          "  -V, --version   the version\n"
@@ -64,6 +67,10 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     if (rank0) std::cout << make_data_help();
     return 0;
   }
+  if (command == "bench" && wants_help(rest)) {
+    if (rank0) std::cout << bench_help();
+    return 0;
+  }
   if (command == "-h" || command == "--help" || wants_help(rest)) {
     if (rank0) std::cout << usage() << "\n" << options_help();
     return 0;
@@ -74,8 +81,10 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (command == "eval") return eval_command(rest, mpi);
   if (command == "predict") return predict_command(rest, mpi);
   if (command == "make-data") return make_data_command(rest, mpi);
+  if (command == "bench") return bench_command(rest, mpi);
   throw ConfigError("unknown command '" + command +
-                    "' (commands: train, eval, predict, make-data, info, inspect; see --help)");
+                    "' (commands: train, eval, predict, make-data, info, inspect, bench; see "
+                    "--help)");
 }
 
 }  // namespace ddpt

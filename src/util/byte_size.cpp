@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <limits>
+#include <utility>
+
 namespace ddpt {
 
 std::string human_bytes(int64_t bytes) {
@@ -13,6 +17,22 @@ std::string human_bytes(int64_t bytes) {
     ++k;
   }
   return k == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.3g} {}", value, prefixes[k]);
+}
+
+std::optional<int64_t> parse_byte_size(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0 || digits > 18) return std::nullopt;  // 18 digits always fit in int64_t
+  const int64_t number = std::stoll(text.substr(0, digits));
+  const std::string unit = text.substr(digits);
+  const std::pair<const char*, int> units[] = {{"", 0},   {"B", 0},    {"K", 10}, {"KiB", 10},
+                                               {"M", 20}, {"MiB", 20}, {"G", 30}, {"GiB", 30}};
+  for (const auto& [name, shift] : units) {
+    if (unit != name) continue;
+    if (number > (std::numeric_limits<int64_t>::max() >> shift)) return std::nullopt;
+    return number << shift;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ddpt

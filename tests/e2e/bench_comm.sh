@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `ddptrain bench comm` as a user runs it: 2 ranks, a table with a row per op and size (8 B up to
+# --max-bytes, doubling), busbw = algbw x the op's factor in every row, results checked; bad
+# flags are one-line usage errors (exit 2).
+# Usage: bench_comm.sh MPIEXEC DDPTRAIN DECK
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+
+"$mpiexec" -np 2 --oversubscribe "$ddptrain" bench comm --max-bytes 1MiB --iters 2 --warmup 1 \
+  </dev/null >"$work/out" 2>"$work/err" || { cat "$work/out" "$work/err"; fail "bench comm exit $?"; }
+cat "$work/out"
+grep -q "backend mpi, 2 ranks" "$work/out" || fail "no header naming the backend and ranks"
+grep -Eq "^  op +size +elements +time \(us\) +algbw \(GB/s\) +busbw \(GB/s\)$" "$work/out" ||
+  fail "no column header with busbw"
+grep -q "all results checked on every rank" "$work/out" || fail "no line saying results were checked"
+# Rows: op, size (number and unit), elements, time, algbw, busbw. 2 ranks: all_reduce busbw =
+# algbw x 1, reduce_scatter and all_gather x 0.5 (to the printed 3 decimals).
+awk -v OFS=' ' '
+  $1 ~ /^(all_reduce|reduce_scatter|all_gather)$/ {
+    rows[$1]++
+    factor = $1 == "all_reduce" ? 1 : 0.5
+    if ($6 + 0 <= 0 && $7 + 0 <= 0) next  # below 0.0005 GB/s: nothing to compare
+    if (($7 - $6 * factor) > 0.0011 || ($6 * factor - $7) > 0.0011) { print "busbw", $0; bad = 1 }
+  }
+  END {
+    # 8 B .. 1 MiB doubling: 18 sizes; all_gather/reduce_scatter start at 8 B (one value per rank).
+    if (rows["all_reduce"] != 18 || rows["reduce_scatter"] != 18 || rows["all_gather"] != 18) {
+      print "rows:", rows["all_reduce"], rows["reduce_scatter"], rows["all_gather"]; bad = 1
+    }
+    exit bad
+  }' "$work/out" || fail "the table's rows are not as expected"
+
+# expect_usage ARGS...: exit 2 and one error line.
+expect_usage() {
+  local rc lines
+  "$ddptrain" "$@" </dev/null >/dev/null 2>"$work/err"
+  rc=$?
+  lines=$(grep -c . "$work/err")
+  [[ $rc -eq 2 && $lines -eq 1 ]] || { cat "$work/err"; fail "ddptrain $*: exit $rc, $lines lines"; }
+  echo "ok   ddptrain $*: $(cat "$work/err")"
+}
+expect_usage bench
+expect_usage bench comm --max-bytes 1x
+expect_usage bench comm --min-bytes 1MiB --max-bytes 1KiB
+expect_usage bench comm --ops all_reduce,broadcast
+expect_usage bench comm --iters 0
+"$ddptrain" bench --help | grep -q "usage: ddptrain bench comm" || fail "bench --help"
+echo "bench comm: all checks passed"
