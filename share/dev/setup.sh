@@ -58,10 +58,15 @@ else
   echo "== all Debian packages present"
 fi
 
-# CUDA + NCCL are optional; on machines that have them (nvcc on PATH) the NCCL backend is built.
+# CUDA + NCCL are optional; on machines that have them (nvcc on PATH, or the usual
+# /usr/local/cuda) the NCCL backend is built. The toolkit's real path, whatever PATH says: the
+# include directory is on every compile line, and the same line is what lets a build with another
+# environment (CI's) reuse this one's ccache entries.
 cmake_args=(-S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release)
-if command -v nvcc >/dev/null 2>&1; then
-  cmake_args+=(-DCUDAToolkit_ROOT="$(dirname "$(dirname "$(command -v nvcc)")")")
+nvcc=$(command -v nvcc 2>/dev/null || true)
+[[ -n $nvcc || ! -x /usr/local/cuda/bin/nvcc ]] || nvcc=/usr/local/cuda/bin/nvcc
+if [[ -n $nvcc ]]; then
+  cmake_args+=(-DCUDAToolkit_ROOT="$(dirname "$(dirname "$(readlink -f "$nvcc")")")")
 fi
 read -r -a extra_args <<<"${DDPTRAIN_CMAKE_ARGS:-}"
 cmake_args+=("${extra_args[@]}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# CI leg: the build a machine without the CUDA Toolkit gets (a fresh Debian 12), made here on
-# purpose with DDPTRAIN_WITH_NCCL=OFF in build/without-nccl, and the whole suite on it. No NCCL
-# test may be registered in it (they would fail: their gtest filter matches nothing).
+# By hand (CI makes the NCCL-free build in its Debian 13 leg, share/dev/ci/libtorch2_cpu.sh): the
+# build a machine without the CUDA Toolkit gets (a fresh Debian 12), made here on purpose with
+# DDPTRAIN_WITH_NCCL=OFF in build/without-nccl, and the whole suite on it. No NCCL test may be
+# registered in it (they would fail: their gtest filter matches nothing).
 # Usage: share/dev/ci/without_nccl.sh [ctest arguments...]
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
