@@ -7,7 +7,8 @@ python3-matplotlib (/usr/bin/python3).
 
 metrics.h5 layout: root attributes ddptrain_version, created, world_size, nodes,
 device, backend, config (the resolved deck); /train holds equal-length 1-D datasets step, epoch,
-loss, lr, grad_norm, samples_per_s, step_time_s, comm_wait_s (one row per log interval);
+loss, lr, grad_norm, samples_per_s, step_time_s, comm_wait_s, data_wait_s, skipped_steps (one row
+per log interval);
 /eval holds step, loss and the task's metrics (accuracy; perplexity for token data), one row per
 evaluation. The writer keeps the file in SWMR mode, so open it with
 h5py.File(path, "r", swmr=True): that works while the job runs, after it ends, and after it was

@@ -42,6 +42,10 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
     add("throughput",
         rate + fmt::format(" (all ranks, after {} warm-up steps)", outcome.summary->warmup_steps));
   }
+  if (const std::string split = outcome.summary->split.describe();
+      outcome.summary->split_is_work && !split.empty()) {
+    add("step time", split + " (rank 0, steps after the warm-up)");
+  }
   if (!outcome.summary->records.empty()) {
     const StepRecord& last = outcome.summary->records.back();
     const int64_t from = outcome.summary->records.size() > 1

@@ -36,6 +36,7 @@ struct DataConfig {
   int64_t stride = 0;         // tokens: offset between windows; 0 = block (disjoint windows)
   int64_t vocab = 0;          // tokens: vocabulary size if the file has no `vocab` attribute
   double val_fraction = 0.0;  // the last fraction of the rows held out for validation
+  int64_t prefetch = 1;       // batches read ahead by a background thread; 0 = none
 };
 
 struct ModelConfig {

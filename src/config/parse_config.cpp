@@ -64,6 +64,10 @@ OptionTable make_table(Config& c) {
            "fraction of the rows (the last ones) held out for validation when no validation "
            "datasets are named",
            in_unit_interval())
+      .add("data.prefetch", &c.data.prefetch,
+           "training batches read ahead by a background thread while a step computes (and, on "
+           "GPUs, pinned for an asynchronous copy); 0 = each batch is read when its step needs it",
+           between(0, 64))
       .add_choice(
           "model.type", &c.model.type,
           "model: mlp | cnn (ResNet-style, images [C, H, W]) | gpt (decoder-only transformer, "

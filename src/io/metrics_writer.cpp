@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 
 namespace ddpt {
 namespace {
@@ -29,6 +30,7 @@ std::vector<double> row_of(const StepRecord& r) {
           r.samples_per_s,
           r.step_time_s,
           r.comm_wait_s,
+          r.data_wait_s,
           static_cast<double>(r.skipped_steps)};
 }
 
@@ -74,19 +76,28 @@ std::vector<std::vector<double>> rows_up_to(const H5File& file, const std::strin
   return kept;
 }
 
-void append_rows(std::vector<H5Series>& series, const std::vector<std::vector<double>>& columns) {
+// A column the old file lacked (written by an older ddptrain) gets NaN in its old rows (0 if it is
+// an integer column), so the datasets of a group keep one length.
+void append_rows(std::vector<H5Series>& series, const std::vector<std::string>& names,
+                 const std::vector<std::vector<double>>& columns) {
+  const size_t rows = columns[0].size();
   for (size_t c = 0; c < series.size(); ++c) {
-    if (columns[c].size() != columns[0].size()) continue;  // a column the old file lacked
-    for (const double v : columns[c]) series[c].append(v);
+    if (columns[c].size() == rows) {
+      for (const double v : columns[c]) series[c].append(v);
+    } else {
+      const double missing =
+          is_integer_column(names[c]) ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+      for (size_t r = 0; r < rows; ++r) series[c].append(missing);
+    }
   }
 }
 
 }  // namespace
 
 const std::vector<std::string>& MetricsWriter::train_columns() {
-  static const std::vector<std::string> columns{"step",        "epoch",       "loss",
-                                                "lr",          "grad_norm",   "samples_per_s",
-                                                "step_time_s", "comm_wait_s", "skipped_steps"};
+  static const std::vector<std::string> columns{
+      "step",          "epoch",       "loss",        "lr",          "grad_norm",
+      "samples_per_s", "step_time_s", "comm_wait_s", "data_wait_s", "skipped_steps"};
   return columns;
 }
 
@@ -149,8 +160,8 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::s
   }
   std::unique_ptr<MetricsWriter> writer(new MetricsWriter(staging_path(path).string(), run));
   write_attribute(writer->file_.id(), "resumed_at_step", resume_step);
-  append_rows(writer->train_series_, train_rows);
-  append_rows(writer->eval_series_, eval_rows);
+  append_rows(writer->train_series_, train_columns(), train_rows);
+  append_rows(writer->eval_series_, eval_columns(run.task), eval_rows);
   writer->file_.start_swmr_write();  // flushes everything written so far
   publish_staged(path);              // the old file until now, the new one after
   return writer;

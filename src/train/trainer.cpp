@@ -33,6 +33,42 @@ SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t
   return spec;
 }
 
+PrefetchSpec prefetch_spec(const Config& config, const Communicator& comm, int64_t first_step) {
+  PrefetchSpec spec;
+  spec.first_step = first_step;
+  spec.end_step = config.train.steps;
+  spec.depth = config.data.prefetch;
+  spec.pin = comm.device().is_cuda();
+  return spec;
+}
+
+// The timing of the steps since the last metrics row (the steps this process ran).
+struct RowTiming {
+  Stopwatch clock;
+  double comm_wait = 0;
+  double data_wait = 0;
+  int64_t steps = 0;
+
+  void fill(StepRecord& record, double global_batch) const {
+    const double seconds = clock.seconds();
+    record.step_time_s = seconds / steps;
+    record.samples_per_s = global_batch * steps / seconds;
+    record.comm_wait_s = comm_wait / steps;
+    record.data_wait_s = data_wait / steps;
+  }
+  void restart() { *this = RowTiming(); }
+};
+
+std::string progress_line(const StepRecord& record, int64_t last_step) {
+  const int steps_width = static_cast<int>(std::to_string(last_step).size());
+  return fmt::format(
+      "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
+      "comm wait {:.2f} ms  data wait {:.2f} ms{}",
+      record.step, steps_width, last_step, record.epoch, record.loss, record.samples_per_s,
+      record.step_time_s * 1e3, record.comm_wait_s * 1e3, record.data_wait_s * 1e3,
+      record.skipped_steps > 0 ? fmt::format("  skipped {}", record.skipped_steps) : "");
+}
+
 }  // namespace
 
 Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data)
@@ -98,19 +134,18 @@ void Trainer::skip_step(int64_t step, const char* why) {
   spdlog::warn("step {}: {}; every rank skips this step", step + 1, why);
 }
 
-std::optional<double> Trainer::train_step(int64_t step) {
+std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches) {
   const int64_t accum = config_.train.grad_accum;
+  LapTimer timer;
   engine_->zero_grad();
   engine_->sync_buffers();
+  split_.zero_sync += timer.lap();
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(comm_.device()));
   for (int64_t micro = 0; micro < accum; ++micro) {
-    Batch batch = data_.get(sampler_.indices(step, micro));
-    if (comm_.device().is_cuda()) {
-      // A copy from pageable memory is synchronous whatever non_blocking says; from pinned
-      // memory (torch's caching host allocator) it is a DMA that overlaps the GPU's work.
-      batch.inputs = batch.inputs.pin_memory();
-      batch.targets = batch.targets.pin_memory();
-    }
+    // Pinned on CUDA devices: from pageable memory a copy is synchronous whatever non_blocking
+    // says; from pinned memory it is a DMA that overlaps the GPU's work.
+    const Batch batch = batches.next(step, micro);
+    split_.data += timer.lap();
     const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
     const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
@@ -121,9 +156,21 @@ std::optional<double> Trainer::train_step(int64_t step) {
       loss = task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets) /
              static_cast<double>(accum);
     }
+    split_.forward += timer.lap();
     engine_->backward(scaler_ ? loss * scaler_->scale() : loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
+    split_.backward += timer.lap();
   }
+  // The wait for the last all-reduces happens inside the last backward call.
+  const double comm_wait = engine_->reducer().last_trace().wait_seconds;
+  split_.comm_wait += comm_wait;
+  split_.backward -= comm_wait;
+  // What follows, up to whichever return, is the update.
+  struct UpdateLap {
+    LapTimer& timer;
+    double& seconds;
+    ~UpdateLap() { seconds += timer.lap(); }
+  } update_lap{timer, split_.update};
   // A NaN or inf on any rank reaches every rank's averaged gradients through the all-reduce, so
   // every rank makes the same decision here, and skips the step together.
   const bool finite = engine_->reducer().gradients_finite();
@@ -192,31 +239,34 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   summary.steps = std::max<int64_t>(0, last_step - start_step_);
   summary.warmup_steps = std::min(kMaxWarmupSteps, summary.steps / 5);
   const double global_batch = static_cast<double>(sampler_.global_batch());
-  const int steps_width = static_cast<int>(std::to_string(last_step).size());
   // Rank 0 shows progress: a live bar on a terminal, else the periodic lines (log.progress).
   ProgressDisplay display(comm_.rank() == 0
                               ? choose_progress_style(config_.log.progress, stdout_is_terminal())
                               : ProgressStyle::kLines,
                           start_step_, last_step, global_batch, summary.warmup_steps);
 
+  BatchPrefetcher batches(data_, sampler_spec(config_, comm_, data_.size()),
+                          prefetch_spec(config_, comm_, start_step_));
   Stopwatch total;
-  Stopwatch interval;
   Stopwatch steady;
   // Timing covers the steps this process ran since the last row; the loss covers the whole row
   // (window_), also when it began before a resume.
-  double interval_wait = 0;
-  int64_t interval_steps = 0;
+  RowTiming timing;
   for (int64_t step = start_step_; step < last_step; ++step) {
-    if (step - start_step_ == summary.warmup_steps) steady.reset();
+    if (step - start_step_ == summary.warmup_steps) {
+      steady.reset();
+      split_ = StepSplit();
+    }
     if (callbacks.on_step_begin) callbacks.on_step_begin(step + 1);
-    if (const std::optional<double> loss = train_step(step)) {
+    if (const std::optional<double> loss = train_step(step, batches)) {
       window_.loss_sum += *loss;
     } else {
       ++window_.skipped;
     }
     ++window_.steps;
-    interval_wait += engine_->reducer().last_trace().wait_seconds;
-    ++interval_steps;
+    timing.comm_wait += engine_->reducer().last_trace().wait_seconds;
+    timing.data_wait += batches.take_wait_seconds();
+    ++timing.steps;
     const int64_t done = step + 1;
     steps_done_ = done;
     display.step_done(done);
@@ -225,23 +275,11 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     if (done % config_.log.every != 0 && !last) continue;
 
     StepRecord record = record_row(done);
-    const double seconds = interval.seconds();
-    record.step_time_s = seconds / interval_steps;
-    record.samples_per_s = global_batch * interval_steps / seconds;
-    record.comm_wait_s = interval_wait / interval_steps;
+    timing.fill(record, global_batch);
     summary.records.push_back(record);
     if (callbacks.on_record) callbacks.on_record(record);
-    display.record(
-        record.loss,
-        fmt::format(
-            "step {:>{}}/{}  epoch {}  loss {:.5f}  samples/s {:.0f}  step {:.1f} ms  "
-            "comm wait {:.2f} ms{}",
-            done, steps_width, last_step, record.epoch, record.loss, record.samples_per_s,
-            record.step_time_s * 1e3, record.comm_wait_s * 1e3,
-            record.skipped_steps > 0 ? fmt::format("  skipped {}", record.skipped_steps) : ""));
-    interval.reset();
-    interval_wait = 0;
-    interval_steps = 0;
+    display.record(record.loss, progress_line(record, last_step));
+    timing.restart();
     window_.next_row();
     if (stop_requested_) {
       summary.steps = done - start_step_;
@@ -253,6 +291,12 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   const int64_t steady_steps = summary.steps - summary.warmup_steps;
   summary.steady_samples_per_s =
       steady_steps > 0 ? global_batch * steady_steps / steady.seconds() : 0.0;
+  if (steady_steps > 0) {
+    summary.split = split_;
+    summary.split.total = steady.seconds();
+    summary.split.steps = steady_steps;
+  }
+  summary.split_is_work = comm_.device().is_cpu();
   return summary;
 }
 

@@ -9,6 +9,7 @@
 
 #include "config/batch_size.hpp"
 #include "config/config.hpp"
+#include "data/batch_prefetcher.hpp"
 #include "data/dataset.hpp"
 #include "data/distributed_sampler.hpp"
 #include "ddp/data_parallel.hpp"
@@ -22,6 +23,7 @@
 #include "train/loss_scaler.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/spike_guard.hpp"
+#include "train/step_split.hpp"
 
 namespace ddpt {
 
@@ -35,6 +37,7 @@ struct StepRecord {
   double samples_per_s = 0;   // global, over the interval since the previous record
   double step_time_s = 0;     // mean over the interval
   double comm_wait_s = 0;     // mean time per step spent waiting for gradient all-reduces
+  double data_wait_s = 0;     // mean time per step spent waiting for training batches
   int64_t skipped_steps = 0;  // steps skipped for non-finite gradients so far in this run
 };
 
@@ -44,6 +47,8 @@ struct TrainSummary {
   double seconds = 0;
   int64_t warmup_steps = 0;         // excluded from the steady-state throughput
   double steady_samples_per_s = 0;  // global
+  StepSplit split;                  // this rank's steady steps, phase by phase
+  bool split_is_work = false;       // the device is the CPU: the split times the work itself
 };
 
 // What the trainer was built into, for the banner and for tests.
@@ -99,8 +104,9 @@ class Trainer : public Checkpointed {
 
  private:
   // Returns this rank's loss for the step, or nullopt if every rank skipped it (non-finite
-  // gradients); NumericalError after train.max_bad_steps skipped steps in a row.
-  std::optional<double> train_step(int64_t step);
+  // gradients); NumericalError after train.max_bad_steps skipped steps in a row. Adds the time of
+  // its phases to split_.
+  std::optional<double> train_step(int64_t step, BatchPrefetcher& batches);
   // Collective: the row of metrics.h5 for the steps since the last one, up to `done`, without
   // the timings (the loss is averaged over ranks).
   StepRecord record_row(int64_t done);
@@ -130,6 +136,7 @@ class Trainer : public Checkpointed {
   LogWindow window_;
   int64_t start_step_ = 0;
   int64_t steps_done_ = 0;
+  StepSplit split_;
 };
 
 }  // namespace ddpt

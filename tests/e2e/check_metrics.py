@@ -26,7 +26,7 @@ def main() -> int:
         if "[train]" not in str(f.attrs.get("config", "")):
             problems.append("config attribute is not the resolved deck")
         columns = ["step", "epoch", "loss", "lr", "grad_norm", "samples_per_s", "step_time_s",
-                   "comm_wait_s"]
+                   "comm_wait_s", "data_wait_s"]
         lengths = {c: len(f["train"][c]) for c in columns}
         if len(set(lengths.values())) != 1:
             problems.append(f"/train datasets differ in length: {lengths}")

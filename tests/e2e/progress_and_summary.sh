@@ -40,6 +40,20 @@ check_summary() {
     fail "summary: checkpoints ($1)"
   grep -qP '^  checkpoint time : 2 written; training stopped [0-9.]+ s for them, writing took [0-9.]+ s \([0-9.]+ s each\)$' "$1" ||
     fail "summary: checkpoint time ($1)"
+  # Where the time of a step went: every phase, none negative, adding up to the step.
+  /usr/bin/python3 - "$1" <<'PY' || fail "summary: step time ($1)"
+import re, sys
+line = next(l for l in open(sys.argv[1]) if l.startswith("  step time       : "))
+m = re.fullmatch(r"  step time       : ([0-9.]+) ms per step: (.*) \(rank 0, steps after the "
+                 r"warm-up\)\n", line)
+assert m, line
+parts = dict((name, float(ms)) for name, ms, _ in
+             re.findall(r"([a-z+ ]+) ([0-9.]+) \((\d+)%\)(?:, |$)", m.group(2)))
+names = ["forward", "backward", "comm wait", "optimizer", "data", "zero+sync", "between steps"]
+assert list(parts) == names, line
+assert parts["forward"] > 0 and parts["backward"] > 0 and parts["optimizer"] > 0, line
+assert abs(sum(parts.values()) - float(m.group(1))) <= 0.01 * len(parts), line
+PY
   # The state the banner expects is the state the optimizer held at the end.
   local expected held
   expected=$(grep -oP '^  optimizer       : .*, state \K[0-9.]+ \S+(?= per rank)' "$1") ||

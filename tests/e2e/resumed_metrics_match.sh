@@ -39,3 +39,20 @@ with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
 sys.exit(1 if bad else 0)
 PY
 echo "resumed metrics equal the uninterrupted run's"
+
+# A metrics.h5 of an older ddptrain, without the data_wait_s column, resumed: the old rows get NaN
+# there, and the columns of /train keep one length.
+run "$work/old" 14
+/usr/bin/python3 -c 'import sys, h5py; del h5py.File(sys.argv[1], "r+")["train/data_wait_s"]' \
+  "$work/old/metrics.h5"
+run "$work/old" 30 --train.resume=auto
+/usr/bin/python3 - "$work/old/metrics.h5" <<'PY'
+import math, sys
+import h5py
+with h5py.File(sys.argv[1], "r") as f:
+    lengths = {c: len(f["train"][c]) for c in f["train"]}
+    assert set(lengths.values()) == {3}, lengths
+    wait = list(f["train/data_wait_s"][:])
+    assert math.isnan(wait[0]) and all(w >= 0 for w in wait[1:]), wait
+print(f"ok: the old file's row has data_wait_s NaN, the resumed rows {wait[1:]}")
+PY
