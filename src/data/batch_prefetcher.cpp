@@ -44,6 +44,15 @@ void BatchPrefetcher::loop() {
   // A new thread's OpenMP team size is the machine's core count, not train.threads (OpenMP keeps
   // it per thread): without this, a batch's conversion could run on every core of the node.
   at::init_num_threads();
+  produce();
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ended_ = true;
+  }
+  ready_.notify_all();
+}
+
+void BatchPrefetcher::produce() {
   for (int64_t step = spec_.first_step; step < spec_.end_step; ++step) {
     for (int64_t micro = 0; micro < accum_; ++micro) {
       {
@@ -90,7 +99,13 @@ Batch BatchPrefetcher::next(int64_t step, int64_t micro) {
   Slot slot;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [this] { return !slots_.empty(); });
+    ready_.wait(lock, [this] { return !slots_.empty() || ended_; });
+    if (slots_.empty()) {  // only after the error of an earlier batch was rethrown
+      throw Error(fmt::format("internal error: batch of step {} micro-step {} asked for after "
+                              "the prefetch thread ended",
+                              step + 1, micro),
+                  ExitCode::kInternal, Raised::kThisRank);
+    }
     slot = std::move(slots_.front());
     slots_.pop_front();
   }

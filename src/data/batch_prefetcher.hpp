@@ -55,7 +55,8 @@ class BatchPrefetcher {
     std::exception_ptr error;
   };
   Batch read(int64_t step, int64_t micro);
-  void loop();
+  void loop();     // the thread: produce(), then ended_
+  void produce();  // reads the sequence into slots_ until its end, an error, or a stop
 
   const Dataset& data_;
   DistributedSampler sampler_;  // the thread's own: DistributedSampler caches an epoch's order
@@ -70,6 +71,7 @@ class BatchPrefetcher {
   std::condition_variable space_;  // a slot was taken, or stop was asked
   std::deque<Slot> slots_;
   bool stopping_ = false;
+  bool ended_ = false;  // the thread returned (the end of the sequence, an error, or a stop)
   std::optional<Hdf5SharedScope> hdf5_shared_;  // while the thread exists
   std::thread thread_;                          // last: started after the members it uses exist
 };

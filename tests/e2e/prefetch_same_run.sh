@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # data.prefetch changes when batches are read, never which: runs on an HDF5 data file with
-# grad_accum 2 and batches read ahead 0, 1 and 4 deep (the last one with asynchronous
+# grad_accum 3 and batches read ahead 0, 1 and 4 deep (the last one with asynchronous
 # checkpoints, so three threads share HDF5) give the same losses and the same final weights, bit
 # for bit; metrics.h5 has the data wait of every row.
 # Usage: prefetch_same_run.sh MPIEXEC DDPTRAIN DECK
@@ -9,7 +9,7 @@ source "$(dirname "$0")/common.sh"
 "$ddptrain" make-data classification --output "$work/cls.h5" --samples 2048 --features 16 \
   --teacher-hidden 8 --classes 10 --seed 1234 >/dev/null || fail "make-data classification"
 args=(train "$deck" --data.type=hdf5 --data.path="$work/cls.h5" --train.steps=60
-      --train.grad_accum=2 --log.every=10 --checkpoint.every=20 --log.progress=lines)
+      --train.grad_accum=3 --log.every=10 --checkpoint.every=20 --log.progress=lines)
 run() {
   local name=$1
   shift

@@ -100,6 +100,21 @@ TEST(BatchPrefetcher, ADamagedBatchFailsAtItsOwnStepNotEarlier) {
     EXPECT_NO_THROW(batches.next(3, 0)) << "depth " << depth;
     EXPECT_THROW(batches.next(3, 1), DataError) << "depth " << depth;
   }
+  // The thread stops at the error: asking on is an internal error, not a wait for ever.
+  const IndexRows data(100, bad_row);
+  BatchPrefetcher batches(data, sampler_spec(100), prefetch_spec(0, 6, 4));
+  for (int64_t step = 0; step < 3; ++step) {
+    batches.next(step, 0);
+    batches.next(step, 1);
+  }
+  batches.next(3, 0);
+  EXPECT_THROW(batches.next(3, 1), DataError);
+  try {
+    batches.next(4, 0);
+    FAIL() << "no error after the thread ended";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInternal);
+  }
 }
 
 TEST(BatchPrefetcher, RefusesABatchOutOfSequence) {
