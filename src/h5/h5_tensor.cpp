@@ -24,11 +24,19 @@ constexpr int64_t kTensorChunkBytes = int64_t{4} << 20;
 
 void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& tensor, bool writer) {
   const bool bf16 = tensor.scalar_type() == torch::kBFloat16;
-  torch::Tensor data = (bf16 ? tensor.detach().to(torch::kFloat) : tensor.detach()).cpu();
-  if (data.dim() == 0) data = data.reshape({1});  // chunked data needs rank >= 1
-  H5Dataset dataset = H5Dataset::create(parent, name, data.scalar_type(), data.sizes().vec(),
-                                        H5I_INVALID_HID, kTensorChunkBytes);
-  dataset.write_rows(0, writer ? data : data.narrow(0, 0, 0));
+  const torch::ScalarType stored = bf16 ? torch::kFloat : tensor.scalar_type();
+  std::vector<int64_t> shape = tensor.sizes().vec();
+  if (shape.empty()) shape = {1};  // chunked data needs rank >= 1
+  H5Dataset dataset =
+      H5Dataset::create(parent, name, stored, shape, H5I_INVALID_HID, kTensorChunkBytes);
+  if (writer) {
+    dataset.write_rows(0, tensor.detach().to(torch::kCPU, stored).reshape(shape));
+  } else {
+    // The collective write with no rows: the values of the other ranks are not even read (they
+    // may be a shape-only stand-in, or on a GPU).
+    shape[0] = 0;
+    dataset.write_rows(0, torch::empty(shape, torch::TensorOptions().dtype(stored)));
+  }
   if (bf16) write_attribute(dataset.id(), kTorchDtypeAttribute, std::string("bfloat16"));
 }
 

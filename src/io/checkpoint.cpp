@@ -208,9 +208,11 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
 std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
                             const CheckpointContents& contents, MPI_Comm comm,
                             const CheckpointConfig& retention, std::optional<double> eval_loss) {
+  int rank = 0;
   int size = 1;
+  DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
   DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
-  StateSnapshot snapshot(/*copy=*/false);  // replayed right away: the tensors are not copied
+  StateSnapshot snapshot(rank, /*copy=*/false);  // replayed right away: nothing is copied
   save_state(snapshot, step, epoch, contents, size, eval_loss);
   return write_checkpoint(run_dir, step, snapshot, comm, retention);
 }

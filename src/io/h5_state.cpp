@@ -17,7 +17,7 @@ std::unique_ptr<StateWriter> H5StateWriter::group(const std::string& name) {
 }
 
 void H5StateWriter::tensor(const std::string& name, const torch::Tensor& value) {
-  write_tensor(group_.id(), name, value, /*writer=*/rank_ == 0);
+  write_tensor(group_.id(), name, value, /*writer=*/rank_ == kReplicatedTensorRank);
 }
 
 void H5StateWriter::rank_row(const std::string& name, const torch::Tensor& row) {

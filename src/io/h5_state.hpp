@@ -10,8 +10,9 @@ namespace ddpt {
 
 class H5StateWriter : public StateWriter {
  public:
-  // `group`: an open group (or file) of a file opened with the MPI-IO driver; rank 0 writes the
-  // replicated tensors, every rank its row of the per-rank ones.
+  // `group`: an open group (or file) of a file opened with the MPI-IO driver; rank
+  // kReplicatedTensorRank writes the replicated tensors, every rank its row of the per-rank ones
+  // and its part of the sharded ones.
   H5StateWriter(H5Group group, int rank, int world_size);
   std::unique_ptr<StateWriter> group(const std::string& name) override;
   void tensor(const std::string& name, const torch::Tensor& value) override;

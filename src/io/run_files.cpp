@@ -81,9 +81,11 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
     } else if (first_host_memory_.valid()) {
       host_memory = first_host_memory_.get();  // normally allocated long ago
     }
-    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true, std::move(host_memory));
+    int rank = 0;
     int size = 1;
+    DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank));
     DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
+    auto snapshot = std::make_shared<StateSnapshot>(rank, /*copy=*/true, std::move(host_memory));
     save_state(*snapshot, step, epoch, contents_, size, eval_loss);
     last_snapshot_ = snapshot;
     writer_->start(config_.run.dir, step, std::move(snapshot), config_.checkpoint);
@@ -102,9 +104,11 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
 
 void RunFiles::prepare_checkpoint_memory() {
   if (!writer_ || last_snapshot_ || first_host_memory_.valid()) return;
+  int rank = 0;
   int size = 1;
+  DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank));
   DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
-  StateSnapshot layout(/*copy=*/false);  // references the tensors: only their shapes are read
+  StateSnapshot layout(rank, /*copy=*/false);  // references the tensors: only shapes are read
   save_state(layout, 0, 0, contents_, size, std::nullopt);
   first_host_memory_ =
       std::async(std::launch::async, allocate_host_memory, layout.host_memory_layout());

@@ -19,15 +19,30 @@ struct StateSnapshot::Call {
   int64_t integer = 0;         // kInt; kTensorPart: the first element
   double real = 0;
   std::string text;
+  bool shape_only = false;  // `tensor` stands in for a replicated tensor another rank writes
 };
 
-StateSnapshot::StateSnapshot(bool copy, std::vector<torch::Tensor> host_memory)
-    : StateSnapshot(std::make_shared<std::vector<Call>>(), "", copy,
+namespace {
+
+// A tensor of `value`'s shape and dtype that holds one element: all a rank whose value of a
+// replicated tensor is not written needs to take part in the collective write.
+torch::Tensor shape_of(const torch::Tensor& value) {
+  return torch::zeros({}, torch::TensorOptions().dtype(value.scalar_type())).expand(value.sizes());
+}
+
+}  // namespace
+
+StateSnapshot::StateSnapshot(int rank, bool copy, std::vector<torch::Tensor> host_memory)
+    : StateSnapshot(std::make_shared<std::vector<Call>>(), "", rank, copy,
                     std::make_shared<Spares>(Spares{std::move(host_memory), 0})) {}
 
-StateSnapshot::StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, bool copy,
-                             std::shared_ptr<Spares> spares)
-    : calls_(std::move(calls)), path_(std::move(path)), copy_(copy), spares_(std::move(spares)) {}
+StateSnapshot::StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, int rank,
+                             bool copy, std::shared_ptr<Spares> spares)
+    : calls_(std::move(calls)),
+      path_(std::move(path)),
+      rank_(rank),
+      copy_(copy),
+      spares_(std::move(spares)) {}
 
 void StateSnapshot::record(Call call) {
   call.group = path_;
@@ -62,14 +77,15 @@ std::unique_ptr<StateWriter> StateSnapshot::group(const std::string& name) {
   call.name = name;
   record(std::move(call));
   return std::unique_ptr<StateWriter>(
-      new StateSnapshot(calls_, path_.empty() ? name : path_ + "/" + name, copy_, spares_));
+      new StateSnapshot(calls_, path_.empty() ? name : path_ + "/" + name, rank_, copy_, spares_));
 }
 
 void StateSnapshot::tensor(const std::string& name, const torch::Tensor& value) {
   Call call;
   call.kind = Call::Kind::kTensor;
   call.name = name;
-  call.tensor = keep(value);
+  call.shape_only = rank_ != kReplicatedTensorRank;
+  call.tensor = call.shape_only ? shape_of(value) : keep(value);
   record(std::move(call));
 }
 
@@ -142,7 +158,7 @@ std::vector<torch::Tensor> allocate_host_memory(const std::vector<TensorLayout>&
 std::vector<torch::Tensor> StateSnapshot::release_host_memory() {
   std::vector<torch::Tensor> buffers;
   for (Call& call : *calls_) {
-    if (call.tensor.defined()) buffers.push_back(std::move(call.tensor));
+    if (call.tensor.defined() && !call.shape_only) buffers.push_back(std::move(call.tensor));
   }
   return buffers;
 }
@@ -150,7 +166,7 @@ std::vector<torch::Tensor> StateSnapshot::release_host_memory() {
 std::vector<TensorLayout> StateSnapshot::host_memory_layout() const {
   std::vector<TensorLayout> layout;
   for (const Call& call : *calls_) {
-    if (!call.tensor.defined()) continue;
+    if (!call.tensor.defined() || call.shape_only) continue;
     layout.push_back({call.tensor.sizes().vec(), call.tensor.scalar_type(), call.tensor.is_cuda()});
   }
   return layout;
@@ -160,8 +176,8 @@ int64_t StateSnapshot::file_data_bytes(int world_size) const {
   int64_t bytes = 0;
   for (const Call& call : *calls_) {
     switch (call.kind) {
-      case Call::Kind::kTensor:
-        bytes += static_cast<int64_t>(call.tensor.nbytes());
+      case Call::Kind::kTensor:  // a shape-only stand-in counts in full too
+        bytes += call.tensor.numel() * static_cast<int64_t>(call.tensor.element_size());
         break;
       case Call::Kind::kRankRow:
         bytes += static_cast<int64_t>(call.tensor.nbytes()) * world_size;

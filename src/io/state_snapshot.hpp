@@ -28,12 +28,15 @@ std::vector<torch::Tensor> allocate_host_memory(const std::vector<TensorLayout>&
 
 class StateSnapshot : public StateWriter {
  public:
+  // `rank`: this rank; of a replicated tensor, only rank kReplicatedTensorRank's value is read
+  // (train/checkpointed.hpp), so the other ranks keep a shape-only stand-in: at 4 ranks with
+  // checkpoint.async, ranks 1-3 copied the whole model and its moments for nothing.
   // `copy`: take host copies of the tensors (for a replay after training has moved on).
   // `host_memory`: buffers to copy into, taken in call order where shape and type match (a written
   // snapshot's release_host_memory(), or allocate_host_memory()), instead of allocating and
   // faulting in fresh memory during the stall: on the 2-core machine a first copy of 1.26 GB into
   // fresh memory took 2.05 s, into touched memory 0.15 s.
-  explicit StateSnapshot(bool copy, std::vector<torch::Tensor> host_memory = {});
+  StateSnapshot(int rank, bool copy, std::vector<torch::Tensor> host_memory = {});
   std::unique_ptr<StateWriter> group(const std::string& name) override;
   void tensor(const std::string& name, const torch::Tensor& value) override;
   void rank_row(const std::string& name, const torch::Tensor& row) override;
@@ -63,13 +66,14 @@ class StateSnapshot : public StateWriter {
     std::vector<torch::Tensor> tensors;
     size_t next = 0;
   };
-  StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, bool copy,
+  StateSnapshot(std::shared_ptr<std::vector<Call>> calls, std::string path, int rank, bool copy,
                 std::shared_ptr<Spares> spares);
   void record(Call call);
   torch::Tensor keep(const torch::Tensor& value) const;  // a copy, or the tensor itself
 
   std::shared_ptr<std::vector<Call>> calls_;  // shared by the writers of every group
   std::string path_;                          // of this writer's group: "" is the root
+  int rank_;
   bool copy_;
   std::shared_ptr<Spares> spares_;  // shared by the writers of every group
 };

@@ -21,12 +21,18 @@
 
 namespace ddpt {
 
+// The rank whose value of a replicated tensor (StateWriter::tensor) lands in the file. The other
+// ranks' values are never read: their writers keep only the shape and dtype (a checkpoint.async
+// snapshot copies nothing for them, and no GPU tensor goes to the host for them).
+constexpr int kReplicatedTensorRank = 0;
+
 class StateWriter {
  public:
   virtual ~StateWriter() = default;
   // The writer of group `name` below this one (made by the first part that asks for it).
   virtual std::unique_ptr<StateWriter> group(const std::string& name) = 0;
-  // A replicated tensor: every rank holds the same value; one copy lands in the file.
+  // A replicated tensor: every rank holds the same value; one copy lands in the file, rank
+  // kReplicatedTensorRank's (below).
   virtual void tensor(const std::string& name, const torch::Tensor& value) = 0;
   // Per-rank state: this rank's `row` becomes row `rank` of a [world size, row.numel()] dataset.
   virtual void rank_row(const std::string& name, const torch::Tensor& row) = 0;

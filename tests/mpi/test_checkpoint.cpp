@@ -256,10 +256,12 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
   // checkpoint.async's way: a host copy of the state, written by the background thread after
   // the state has moved on.
   std::string third;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    auto snapshot = std::make_shared<StateSnapshot>(/*copy=*/true);
+    auto snapshot = std::make_shared<StateSnapshot>(rank, /*copy=*/true);
     save_state(*snapshot, 7, 0, state, size);
     CheckpointWriterThread writer(MPI_COMM_WORLD);
     writer.start(dir + "/c", 7, snapshot, retention);
@@ -268,8 +270,6 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
     ASSERT_TRUE(written.has_value());
     third = written->path;
   }
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
     const std::string a = file_bytes(first);
     ASSERT_FALSE(a.empty());

@@ -9,7 +9,9 @@
 #     last one's), with the part of it spent waiting for the previous background write to end
 #     (checkpoints due faster than a write takes); the write time; and the whole run's
 #     wall time (the steps that overlap a background write run slower: the stall is not all),
-#   - the synchronous write's bandwidth against dd of the same bytes with fsync on the same disk.
+#   - the synchronous write's bandwidth against dd of the same bytes with fsync on the same disk,
+#     run right after that configuration (the disk's speed drifts from minute to minute: a dd at
+#     the end alone measured 1.68 s one session and 2.43 s the next for the same 1259 MB).
 # Each configuration trains 15 steps with a checkpoint every 5 (3 checkpoints, the first after
 # warm-up). Not a test: it prints figures. Run nothing else meanwhile.
 # Usage: share/dev/bench/zero_checkpoint.sh [DIR] [RANKS...]  (DIR on the disk to measure,
@@ -27,6 +29,15 @@ options=(--data.samples=4096 --data.features=1024 --data.classes=10
          --model.hidden=4096,4096,4096,4096,4096,4096,4096 --train.batch_size=8
          --train.steps=15 --train.threads=1 --checkpoint.every=5 --checkpoint.keep=1
          --log.every=1 --log.progress=lines)
+
+# Seconds for dd to write MB megabytes with fsync into $dir.
+dd_seconds() {
+  local start
+  start=$(date +%s.%N)
+  dd if=/dev/zero of="$dir/dd.bin" bs=1M count="$1" conv=fsync 2>/dev/null
+  awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }'
+  rm -f "$dir/dd.bin"
+}
 
 echo "ranks zero async | state/rank | step ms | stall s: first, later (of it waiting for the last write) | write s | run s | file MB"
 for np in "${ranks[@]}"; do
@@ -62,15 +73,16 @@ print(f"{np:>5} {zero:>4} {is_async:>5} | {state:>10} | {statistics.median(plain
       f"{float(seconds):5.1f} | {size:7.0f}")
 PY
       rm -rf "$run"
+      if [[ $async == false ]]; then
+        dd_seconds "$(awk 'END { print int($3 + 0.5) }' "$dir/sync_writes")" >>"$dir/dd_times"
+      fi
     done
   done
 done
 
-# The same bytes through dd with fsync, on the same disk, against each synchronous write.
-mb=$(awk '{ print int($3 + 0.5) }' "$dir/sync_writes" | sort -n | tail -1)
-start=$(date +%s.%N)
-dd if=/dev/zero of="$dir/dd.bin" bs=1M count="$mb" conv=fsync 2>/dev/null
-dd_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
-rm -f "$dir/dd.bin"
-echo "dd of $mb MB with fsync: $dd_s s ($(awk -v m="$mb" -v s="$dd_s" 'BEGIN { printf "%.0f", m / s }') MB/s)"
-awk -v dd="$dd_s" -v mb="$mb" '{ rate = $3 / $4; printf "sync write, %d rank(s), ddp.zero=%d: %.0f MB in %.3f s = %.0f MB/s, %.2fx dd\n", $1, $2, $3, $4, rate, rate * dd / mb }' "$dir/sync_writes"
+# Each synchronous write against the dd run right after it.
+paste -d' ' "$dir/sync_writes" "$dir/dd_times" | awk '{
+  rate = $3 / $4; dd_rate = $3 / $5
+  printf "sync write, %d rank(s), ddp.zero=%d: %.0f MB in %.3f s = %.0f MB/s; dd %.3f s = %.0f MB/s; %.2fx dd\n", $1, $2, $3, $4, rate, $5, dd_rate, rate / dd_rate }'
+sort -n "$dir/dd_times" | awk '{ t[NR] = $1 } END {
+  printf "dd with fsync, %d runs: median %.3f s (%.3f..%.3f)\n", NR, t[int((NR + 1) / 2)], t[1], t[NR] }'
