@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "app/process_tuning.hpp"
 #include "comm/mpi_comm.hpp"
 #include "io/checkpoint.hpp"
 #include "io/metrics_writer.hpp"
@@ -27,6 +28,7 @@ using ddpt::bench::median;
 
 int main(int argc, char** argv) {
   using namespace ddpt;
+  tune_process();  // as ddptrain does: MPI-IO through ROMIO, malloc keeping freed memory
   MpiEnv mpi(&argc, &argv);
   init_logging(mpi.world_rank(), mpi.host());
   const std::string dir = argc > 1 ? argv[1] : "/tmp/ddptrain_checkpoint_bench";

@@ -12,8 +12,9 @@
 #   - the synchronous write's bandwidth against dd of the same bytes with fsync on the same disk,
 #     run right after that configuration (the disk's speed drifts from minute to minute: a dd at
 #     the end alone measured 1.68 s one session and 2.43 s the next for the same 1259 MB).
-# Each configuration trains 15 steps with a checkpoint every 5 (3 checkpoints, the first after
-# warm-up). Not a test: it prints figures. Run nothing else meanwhile.
+# Each configuration trains 30 steps with a checkpoint every 10 (3 checkpoints, the first after
+# warm-up): at 4 oversubscribed ranks a background write takes about 10 steps, and a checkpoint
+# due before the last one is written waits for it (at most one write in flight). Not a test: it prints figures. Run nothing else meanwhile.
 # Usage: share/dev/bench/zero_checkpoint.sh [DIR] [RANKS...]  (DIR on the disk to measure,
 # default /tmp; ranks default 1 2 4). Build first (share/dev/setup.sh).
 set -euo pipefail
@@ -27,7 +28,7 @@ trap 'rm -rf "$dir"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 options=(--data.samples=4096 --data.features=1024 --data.classes=10
          --model.hidden=4096,4096,4096,4096,4096,4096,4096 --train.batch_size=8
-         --train.steps=15 --train.threads=1 --checkpoint.every=5 --checkpoint.keep=1
+         --train.steps=30 --train.threads=1 --checkpoint.every=10 --checkpoint.keep=1
          --log.every=1 --log.progress=lines)
 
 # Seconds for dd to write MB megabytes with fsync into $dir.
@@ -62,8 +63,8 @@ writes = [float(s) for s in re.findall(r"write ([0-9.]+) s\)", log)]
 writes += [float(s) for s in re.findall(r"in the background, ([0-9.]+) s\)", log)]
 with h5py.File(run + "/metrics.h5", "r") as f:
     steps, times = f["train/step"][:], f["train/step_time_s"][:]
-plain = [t for s, t in zip(steps, times) if s % 5 != 0 and s > 2]
-size = os.path.getsize(run + "/checkpoints/step_00000015.h5") / 1e6
+plain = [t for s, t in zip(steps, times) if s % 10 != 0 and s > 2]
+size = os.path.getsize(run + "/checkpoints/step_00000030.h5") / 1e6
 if is_async == "false":
     with open(os.path.dirname(run) + "/sync_writes", "a") as out:
         out.write(f"{np} {zero} {size} {statistics.median(writes)}\n")
