@@ -1,5 +1,10 @@
 #include "io/staged_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 namespace ddpt {
 
 std::filesystem::path staging_path(const std::filesystem::path& final_path) {
@@ -8,6 +13,14 @@ std::filesystem::path staging_path(const std::filesystem::path& final_path) {
 
 void publish_staged(const std::filesystem::path& final_path) {
   std::filesystem::rename(staging_path(final_path), final_path);
+}
+
+int sync_to_disk(const std::filesystem::path& path) noexcept {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int error = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return error;
 }
 
 }  // namespace ddpt

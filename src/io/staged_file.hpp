@@ -13,5 +13,9 @@ namespace ddpt {
 std::filesystem::path staging_path(const std::filesystem::path& final_path);
 // Renames staging_path(final_path) to `final_path`, replacing what was there.
 void publish_staged(const std::filesystem::path& final_path);
+// Writes what this process wrote of `path` from the page cache to the disk (fsync(2)): 0, or the
+// errno of the failure (EIO, and ENOSPC or EDQUOT where a file system allocates late). Without it
+// a file is renamed into place while its data may still be lost to a crash of the node.
+int sync_to_disk(const std::filesystem::path& path) noexcept;
 
 }  // namespace ddpt
