@@ -1,12 +1,14 @@
 // main() for tests run under mpirun: owns MPI_Init/Finalize, lets rank 0 print the usual
 // GoogleTest output, makes other ranks print only their failures (prefixed [rank R]), and gives
-// every rank the same exit code (failed anywhere = failed everywhere).
+// every rank the same exit code (failed anywhere = failed everywhere). The process is tuned as
+// ddptrain tunes itself, so that tests take the same MPI-IO and malloc paths.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdio>
 #include <string>
 
+#include "app/process_tuning.hpp"
 #include "runtime/mpi_env.hpp"
 #include "util/log.hpp"
 
@@ -35,6 +37,7 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ddpt::tune_process();  // as ddptrain does: MPI-IO through ROMIO, malloc keeping freed memory
   int provided = 0;
   MPI_Init_thread(&argc, &argv, ddpt::MpiEnv::kRequiredThreadLevel, &provided);
   int rank = 0;
