@@ -36,8 +36,8 @@ Hdf5SharedScope::~Hdf5SharedScope() {
 void expect_hdf5_lock(const char* call) noexcept {
   if (locks_held > 0 || shared_scopes.load(std::memory_order_relaxed) == 0) return;
   std::fprintf(stderr,
-               "ddptrain: internal error: HDF5 call without the HDF5 lock while a checkpoint is "
-               "written in the background: %s\n",
+               "ddptrain: internal error: HDF5 call without the HDF5 lock while another thread "
+               "uses HDF5 (a background checkpoint write, the batch prefetcher): %s\n",
                call);
   std::abort();
 }

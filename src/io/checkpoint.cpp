@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -103,10 +104,27 @@ std::string model_signature(const std::vector<NamedTensor>& params,
 
 namespace {
 
-// Collective: the file at `path`, from `snapshot`. HDF5 calls hold the HDF5 lock (they may run
-// on the background writer while the training thread reads data or writes metrics).
+// Why a write failed, from errno where it names a cause the user can act on (ROMIO reports a
+// failed write as MPI_ERR_IO, "input/output error", whatever the system said); "" otherwise.
+std::string write_failure_cause(int error_number) {
+  switch (error_number) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EROFS:
+    case EIO:
+      return std::string(std::strerror(error_number)) + "; ";
+    default:
+      return "";
+  }
+}
+
+// Collective: the checkpoint `path`, from `snapshot`, written to its staging file. HDF5 calls
+// hold the HDF5 lock (they may run on the background writer while the training thread reads
+// data or writes metrics).
 void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, MPI_Comm comm,
                            int rank, int size) {
+  const fs::path staged = staging_path(path);
   // Opening and closing the root group are HDF5 calls too: one of them unlocked, racing the
   // training thread's metrics row, corrupted HDF5 1.14's global API context ("no VOL object wrap
   // context") and aborted or hung within a few runs.
@@ -115,7 +133,7 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
   try {
     {
       const Hdf5Lock lock;
-      file = H5File::create(path.string(), comm);
+      file = H5File::create(staged.string(), comm);
       root.emplace(H5Group::open(file->id(), "/"), rank, size);
     }
     snapshot.replay(*root);  // locks per object
@@ -123,6 +141,7 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
     root.reset();
     file->close();  // collective; writes what HDF5 still buffers, so it can fail too
   } catch (const Error& e) {
+    const int error_number = errno;  // the failed write's, if nothing since has set it
     // This rank's part failed (a full disk, a quota, an I/O error) while the other ranks are in
     // HDF5's collective calls, waiting for it: a close here would wait for them in turn (it is
     // collective), so the file is abandoned and the job aborts (a one-rank error). The staging
@@ -131,10 +150,11 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
     if (file) file->abandon();
     root.reset();
     std::error_code ignored;
-    fs::remove(path, ignored);
-    throw DataError(fmt::format("checkpoint '{}' could not be written ({}; the previous "
+    fs::remove(staged, ignored);
+    throw DataError(fmt::format("checkpoint '{}' could not be written ({}{}; the previous "
                                 "checkpoints are kept): {}",
-                                path.string(), free_space_text(path.parent_path()), e.what()),
+                                path.string(), write_failure_cause(error_number),
+                                free_space_text(path.parent_path()), e.what()),
                     Raised::kThisRank);
   }
 }
@@ -212,7 +232,7 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
 
   const fs::path path = dir / checkpoint_file_name(step);
   reserve_checkpoint_space(path, snapshot, comm, rank, size);
-  write_checkpoint_file(staging_path(path), snapshot, comm, rank, size);
+  write_checkpoint_file(path, snapshot, comm, rank, size);
   sync_checkpoint_file(path, comm, rank);  // collective: every rank has synced after it
   if (rank == 0) {
     publish_staged(path);

@@ -195,11 +195,34 @@ int64_t StateSnapshot::file_data_bytes(int world_size) const {
   return bytes;
 }
 
+namespace {
+
+// The writers of the groups made so far, by path. Closing one is an HDF5 call, so they are closed
+// under the HDF5 lock however the replay ends, a write that failed and unwinds included (another
+// thread may be in HDF5: the batch prefetcher, or training while this writes in the background).
+class OpenGroups {
+ public:
+  OpenGroups() = default;
+  OpenGroups(const OpenGroups&) = delete;
+  OpenGroups& operator=(const OpenGroups&) = delete;
+  ~OpenGroups() {
+    const Hdf5Lock lock;
+    writers_.clear();
+  }
+  std::unique_ptr<StateWriter>& operator[](const std::string& path) { return writers_[path]; }
+  StateWriter& at(const std::string& path) const { return *writers_.at(path); }
+
+ private:
+  std::map<std::string, std::unique_ptr<StateWriter>> writers_;
+};
+
+}  // namespace
+
 void StateSnapshot::replay(StateWriter& root) const {
-  // The writers of the groups made so far, kept open as a direct write keeps them.
-  std::map<std::string, std::unique_ptr<StateWriter>> groups;
+  // Kept open as a direct write keeps them.
+  OpenGroups groups;
   auto writer_of = [&](const std::string& path) -> StateWriter& {
-    return path.empty() ? root : *groups.at(path);
+    return path.empty() ? root : groups.at(path);
   };
   for (const Call& call : *calls_) {
     const Hdf5Lock lock;
@@ -230,8 +253,6 @@ void StateSnapshot::replay(StateWriter& root) const {
         break;
     }
   }
-  const Hdf5Lock lock;
-  groups.clear();  // closes the groups
 }
 
 }  // namespace ddpt

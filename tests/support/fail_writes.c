@@ -1,0 +1,98 @@
+// Fault injection for tests, loaded with LD_PRELOAD: writes to files under one directory fail the
+// way an exceeded disk quota fails them on a cluster's file system, where the kernels of these
+// machines can make no quota (no tmpfs quotas, no QFMT_V2 for ext4):
+//   - once this process has written DDPT_FAIL_WRITES_AFTER bytes under DDPT_FAIL_WRITES_UNDER,
+//     every further write there fails with EDQUOT ("Disk quota exceeded");
+//   - preallocation there fails with EOPNOTSUPP, as on file systems without it (NFS, older
+//     Lustre), so the failure comes in the middle of a write, not when space is reserved.
+// Only calls made through the dynamic linker are seen (pwrite, write, ... from ddptrain, HDF5 and
+// ROMIO); glibc's own stdio writes are not.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static atomic_llong bytes_written;
+
+// True if `fd` is a file under DDPT_FAIL_WRITES_UNDER.
+static int watched(int fd) {
+  const char* dir = getenv("DDPT_FAIL_WRITES_UNDER");
+  if (dir == NULL || *dir == '\0') return 0;
+  char link[64];
+  char path[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t length = readlink(link, path, sizeof path - 1);
+  if (length <= 0) return 0;
+  path[length] = '\0';
+  const size_t prefix = strlen(dir);
+  return strncmp(path, dir, prefix) == 0 && (path[prefix] == '/' || path[prefix] == '\0');
+}
+
+// False (errno EDQUOT) if writing `count` more bytes to `fd` goes past the allowance.
+static int allowed(int fd, size_t count) {
+  if (!watched(fd)) return 1;
+  const char* after = getenv("DDPT_FAIL_WRITES_AFTER");
+  const long long limit = after ? atoll(after) : 0;
+  if (atomic_fetch_add(&bytes_written, (long long)count) + (long long)count <= limit) return 1;
+  errno = EDQUOT;
+  return 0;
+}
+
+#define NEXT(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+ssize_t write(int fd, const void* buffer, size_t count) {
+  if (!allowed(fd, count)) return -1;
+  return NEXT(write)(fd, buffer, count);
+}
+
+ssize_t pwrite(int fd, const void* buffer, size_t count, off_t offset) {
+  if (!allowed(fd, count)) return -1;
+  return NEXT(pwrite)(fd, buffer, count, offset);
+}
+
+ssize_t pwrite64(int fd, const void* buffer, size_t count, off64_t offset) {
+  if (!allowed(fd, count)) return -1;
+  return NEXT(pwrite64)(fd, buffer, count, offset);
+}
+
+static size_t total_length(const struct iovec* iov, int count) {
+  size_t bytes = 0;
+  for (int i = 0; i < count; ++i) bytes += iov[i].iov_len;
+  return bytes;
+}
+
+ssize_t writev(int fd, const struct iovec* iov, int count) {
+  if (!allowed(fd, total_length(iov, count))) return -1;
+  return NEXT(writev)(fd, iov, count);
+}
+
+ssize_t pwritev(int fd, const struct iovec* iov, int count, off_t offset) {
+  if (!allowed(fd, total_length(iov, count))) return -1;
+  return NEXT(pwritev)(fd, iov, count, offset);
+}
+
+int posix_fallocate(int fd, off_t offset, off_t length) {
+  if (watched(fd)) return EOPNOTSUPP;
+  return NEXT(posix_fallocate)(fd, offset, length);
+}
+
+int posix_fallocate64(int fd, off64_t offset, off64_t length) {
+  if (watched(fd)) return EOPNOTSUPP;
+  return NEXT(posix_fallocate64)(fd, offset, length);
+}
+
+int fallocate(int fd, int mode, off_t offset, off_t length) {
+  if (watched(fd)) {
+    errno = EOPNOTSUPP;
+    return -1;
+  }
+  return NEXT(fallocate)(fd, mode, offset, length);
+}
