@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <limits>
 #include <set>
 
 #include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
+#include "ddp/reducer.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
 #include "train/trainer.hpp"
@@ -90,6 +92,46 @@ bool all_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
     if (!torch::equal(a[i], b[i])) return false;
   }
   return true;
+}
+
+// The finite check: any NaN or inf in any bucket is found, and finite gradients whose sum
+// overflows the float range are finite (the check first sums each bucket).
+TEST(Guards, FiniteCheckFindsEveryNonFiniteGradientAndNoOther) {
+  MpiComm comm(MPI_COMM_WORLD);
+  auto a = torch::zeros({1000}, torch::requires_grad());
+  auto b = torch::zeros({3, 7}, torch::requires_grad());
+  Reducer reducer({{"a", a}, {"b", b}}, comm, /*first_bucket_bytes=*/1024,
+                  /*bucket_bytes=*/1 << 20);
+  auto set = [&](float value_a, float value_b, int64_t at) {
+    reducer.zero_grad();  // the gradients become views of the buckets
+    torch::NoGradGuard no_grad;
+    a.mutable_grad().fill_(1.5f);
+    b.mutable_grad().fill_(-2.0f);
+    a.mutable_grad()[at] = value_a;
+    b.mutable_grad().view(-1)[at % 21] = value_b;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float big = std::numeric_limits<float>::max();
+  set(1.0f, 1.0f, 7);
+  EXPECT_TRUE(reducer.gradients_finite());
+  for (const int64_t at : {0, 500, 999}) {
+    set(nan, 1.0f, at);
+    EXPECT_FALSE(reducer.gradients_finite()) << "NaN at " << at;
+    set(1.0f, inf, at);
+    EXPECT_FALSE(reducer.gradients_finite()) << "inf at " << at;
+    set(-inf, 1.0f, at);
+    EXPECT_FALSE(reducer.gradients_finite()) << "-inf at " << at;
+    set(inf, -inf, at);  // an inf and a -inf: their sum is NaN
+    EXPECT_FALSE(reducer.gradients_finite()) << "inf and -inf at " << at;
+  }
+  {
+    reducer.zero_grad();
+    torch::NoGradGuard no_grad;
+    a.mutable_grad().fill_(big);  // finite, but any two of them sum to inf
+    b.mutable_grad().fill_(-big);
+  }
+  EXPECT_TRUE(reducer.gradients_finite());
 }
 
 TEST(Guards, NanOnOneRankMakesEveryRankSkipThatStep) {

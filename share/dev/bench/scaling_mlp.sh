@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Training throughput of the scaling MLP at 1 and 2 ranks (one thread per rank) for ddptrain and,
-# in the same run, for PyTorch DDP with gloo on the same model (the anchor). Prints samples/s and
-# scaling efficiency = throughput(2) / (2 x throughput(1)). Not a test: it prints figures.
+# in the same run, for PyTorch DDP with gloo on the same model (the anchor), and the machine's
+# ceiling for 2 ranks: two independent 1-rank ddptrain runs side by side (summed), which share
+# the cores and memory as 2 ranks do but never talk. Prints samples/s and scaling efficiency =
+# throughput(2) / (2 x throughput(1)). Not a test: it prints figures.
 # These machines are noisy: the four configurations are run in turn, REPEATS times, and each
 # figure is the median of its repeats.
 # Usage: share/dev/bench/scaling_mlp.sh [STEPS] [REPEATS]   (build first: share/dev/setup.sh)
@@ -21,6 +23,16 @@ ddptrain_rate() {  # ranks -> global samples/s (steady state, after warm-up step
     --train.steps="$steps" --run.dir="$tmp/run$1" >"$tmp/ddptrain$1.txt"
   grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$1.txt"
 }
+ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/s
+  local side
+  for side in a b; do
+    "${launch[@]}" 1 "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
+      --train.steps="$steps" --run.dir="$tmp/side_$side" >"$tmp/side_$side.txt" &
+  done
+  wait
+  cat "$tmp/side_a.txt" "$tmp/side_b.txt" |
+    grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' | awk '{ sum += $1 } END { print sum }'
+}
 pytorch_rate() {
   "${launch[@]}" "$1" /usr/bin/python3 "$repo/share/dev/bench/pytorch_ddp_mlp.py" \
     --steps "$steps" --threads 1 --batch 64 >"$tmp/pytorch$1.txt"
@@ -29,14 +41,17 @@ pytorch_rate() {
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-declare -a D1 D2 P1 P2
+declare -a D1 D2 P1 P2 C2
 for ((r = 1; r <= repeats; ++r)); do
   D1+=("$(ddptrain_rate 1)"); D2+=("$(ddptrain_rate 2)")
   P1+=("$(pytorch_rate 1)"); P2+=("$(pytorch_rate 2)")
-  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]}, pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks)"
+  C2+=("$(ceiling_rate)")
+  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]}, pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} (2 x 1 rank side by side)"
 done
 d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}")
 p1=$(median "${P1[@]}"); p2=$(median "${P2[@]}")
+c2=$(median "${C2[@]}")
+range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f..%.0f", lo, hi }'; }
 printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores\n' \
   "$steps" "$repeats" "$(nproc)"
 printf '%-12s %14s %14s %12s\n' implementation "1 rank (s/s)" "2 ranks (s/s)" efficiency
@@ -44,4 +59,14 @@ for impl in ddptrain pytorch_ddp; do
   if [[ $impl == ddptrain ]]; then a=$d1 b=$d2; else a=$p1 b=$p2; fi
   awk -v i="$impl" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %14.0f %14.0f %12.3f\n", i, a, b, b / (2 * a) }'
 done
+awk -v d="$d1" -v p="$p1" 'BEGIN { printf "ddptrain / pytorch_ddp at 1 rank: %.2fx\n", d / p }'
 awk -v d="$d2" -v p="$p2" 'BEGIN { printf "ddptrain / pytorch_ddp at 2 ranks: %.2fx\n", d / p }'
+awk -v c="$c2" -v a="$d1" -v d="$d2" 'BEGIN {
+  printf "ceiling, two 1-rank ddptrain runs side by side: %.0f samples/s (%.3f x 2 x 1 rank); ddptrain at 2 ranks reaches %.3f of it\n", c, c / (2 * a), d / c }'
+# Paired: each repeat's ddptrain against the PyTorch run next to it.
+ratios() { local -n a=$1 b=$2; local i; for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.3f\n", x / y }'; done; }
+mapfile -t R1 < <(ratios D1 P1)
+mapfile -t R2 < <(ratios D2 P2)
+range2() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f..%.2f", lo, hi }'; }
+echo "paired ratios ddptrain / pytorch_ddp: 1 rank median $(median "${R1[@]}") ($(range2 "${R1[@]}")), 2 ranks median $(median "${R2[@]}") ($(range2 "${R2[@]}"))"
+echo "spread (min..max of the repeats): ddptrain $(range "${D1[@]}") / $(range "${D2[@]}"), pytorch_ddp $(range "${P1[@]}") / $(range "${P2[@]}"), ceiling $(range "${C2[@]}")"
