@@ -12,6 +12,13 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+# expect_message TEXT...: each TEXT is in $message (a job's error line, set by the script).
+expect_message() {
+  local text
+  for text in "$@"; do
+    [[ $message == *"$text"* ]] || fail "the error line does not say '$text': $message"
+  done
+}
 
 # rank_pid MPIRUN_PID RANK: the pid of that rank among mpirun's children (local launch).
 rank_pid() {

@@ -37,12 +37,6 @@ run_job() {
   errors=$(grep -ac 'ddptrain: error:' "$work/$(basename "$dir").err")
   message=$(grep -a -m1 'ddptrain: error:' "$work/$(basename "$dir").err")
 }
-expect_message() { # expect_message TEXT...: each TEXT is in the error line
-  local text
-  for text in "$@"; do
-    [[ $message == *"$text"* ]] || fail "the error line does not say '$text': $message"
-  done
-}
 
 # 1. A checkpoint that does not fit: each is ~1.1 MB; the third cannot be written.
 small_fs full 2600k

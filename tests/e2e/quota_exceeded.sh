@@ -29,12 +29,6 @@ run_job() {
   message=$(grep -a -m1 'ddptrain: error:' "$work/$name.err")
   err_file=$work/$name.err
 }
-expect_message() { # expect_message TEXT...: each TEXT is in the error line
-  local text
-  for text in "$@"; do
-    [[ $message == *"$text"* ]] || { cat "$err_file"; fail "the error line does not say '$text'"; }
-  done
-}
 
 # 1. A checkpoint over the quota: each is ~1.1 MB, written by rank 0 (HDF5 writes its chunks
 #    twice: fill values when the dataset is made, then the data), so the first fits and a later

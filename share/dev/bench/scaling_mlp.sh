@@ -18,20 +18,17 @@ trap 'rm -rf "$tmp"' EXIT
 # Both implementations unbound, so each rank's threads may use any core.
 launch=(mpirun --oversubscribe --bind-to none -np)
 
-ddptrain_rate() {  # ranks -> global samples/s (steady state, after warm-up steps)
+ddptrain_rate() {  # RANKS [NAME] -> global samples/s (steady state, after warm-up steps)
+  local name=${2:-$1}
   "${launch[@]}" "$1" "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
-    --train.steps="$steps" --run.dir="$tmp/run$1" >"$tmp/ddptrain$1.txt"
-  grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$1.txt"
+    --train.steps="$steps" --run.dir="$tmp/run$name" >"$tmp/ddptrain$name.txt"
+  grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$name.txt"
 }
 ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/s
-  local side
-  for side in a b; do
-    "${launch[@]}" 1 "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
-      --train.steps="$steps" --run.dir="$tmp/side_$side" >"$tmp/side_$side.txt" &
-  done
+  ddptrain_rate 1 side_a >"$tmp/rate_a" &
+  ddptrain_rate 1 side_b >"$tmp/rate_b" &
   wait
-  cat "$tmp/side_a.txt" "$tmp/side_b.txt" |
-    grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' | awk '{ sum += $1 } END { print sum }'
+  cat "$tmp/rate_a" "$tmp/rate_b" | awk '{ sum += $1 } END { print sum }'
 }
 pytorch_rate() {
   "${launch[@]}" "$1" /usr/bin/python3 "$repo/share/dev/bench/pytorch_ddp_mlp.py" \
@@ -51,7 +48,13 @@ done
 d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}")
 p1=$(median "${P1[@]}"); p2=$(median "${P2[@]}")
 c2=$(median "${C2[@]}")
-range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f..%.0f", lo, hi }'; }
+# range DIGITS VALUE...: "min..max" with DIGITS decimals.
+range() {
+  local digits=$1
+  shift
+  printf '%s\n' "$@" | sort -g |
+    awk -v d="$digits" 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.*f..%.*f", d, lo, d, hi }'
+}
 printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores\n' \
   "$steps" "$repeats" "$(nproc)"
 printf '%-12s %14s %14s %12s\n' implementation "1 rank (s/s)" "2 ranks (s/s)" efficiency
@@ -67,6 +70,5 @@ awk -v c="$c2" -v a="$d1" -v d="$d2" 'BEGIN {
 ratios() { local -n a=$1 b=$2; local i; for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.3f\n", x / y }'; done; }
 mapfile -t R1 < <(ratios D1 P1)
 mapfile -t R2 < <(ratios D2 P2)
-range2() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f..%.2f", lo, hi }'; }
-echo "paired ratios ddptrain / pytorch_ddp: 1 rank median $(median "${R1[@]}") ($(range2 "${R1[@]}")), 2 ranks median $(median "${R2[@]}") ($(range2 "${R2[@]}"))"
-echo "spread (min..max of the repeats): ddptrain $(range "${D1[@]}") / $(range "${D2[@]}"), pytorch_ddp $(range "${P1[@]}") / $(range "${P2[@]}"), ceiling $(range "${C2[@]}")"
+echo "paired ratios ddptrain / pytorch_ddp: 1 rank median $(median "${R1[@]}") ($(range 2 "${R1[@]}")), 2 ranks median $(median "${R2[@]}") ($(range 2 "${R2[@]}"))"
+echo "spread (min..max of the repeats): ddptrain $(range 0 "${D1[@]}") / $(range 0 "${D2[@]}"), pytorch_ddp $(range 0 "${P1[@]}") / $(range 0 "${P2[@]}"), ceiling $(range 0 "${C2[@]}")"
