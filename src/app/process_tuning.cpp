@@ -37,8 +37,16 @@ void keep_freed_memory() {
 
 }  // namespace
 
+// Open MPI's mpi_yield_when_idle is not set here (it was until 2026-11): a rank waiting in a
+// collective then calls sched_yield() in a loop, and on Linux 6.18 (EEVDF) with autogroup that
+// starves every process of other sessions while the ranks run in a session of their own, as
+// under srun: a shell loop of `sleep 0.1` woke up 10-35 s late, and slurmctld missed its 10 s
+// RPC timeout (squeue: "Socket timed out"), on the 2-core test VM with 2 ranks of
+// tests/cluster/requeue.cfg. Without it, no gap over 0.22 s. It gained nothing where ranks do
+// not outnumber cores (2 ranks, 2 cores, mpirun: scaling MLP 9674-10140 samples/s with it,
+// 9870-9977 without; built-in GPT 539-546 against 524-536), and where they do, Open MPI turns it
+// on by itself under mpirun (4 ranks on 2 cores: 8-10x faster with it).
 void tune_process() {
-  setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   // MPI-IO through ROMIO rather than Open MPI's own OMPIO (excluded, not named: ROMIO's component
   // is romio321 in Open MPI 4.1 and romio341 in 5): checkpoints of 353 MB wrote in 0.49-0.85 s
   // instead of 1.05-1.40 s at 1 rank and 0.52 s instead of 0.88 s at 2 ranks, and read 1.4-3x

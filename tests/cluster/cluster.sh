@@ -105,6 +105,13 @@ ReturnToService=2
 KillWait=5
 # No slurmdbd, so no sacct: ended jobs stay in scontrol/squeue this long for the checks.
 MinJobAge=600
+# The daemons share the cores with the job, which a production cluster does not do, and Linux
+# 6.18 with autogroup (EEVDF group scheduling) lets ranks that spin in MPI in a session of their
+# own (as srun starts them) keep processes of other sessions off the cores for seconds: a
+# "sleep 0.1" loop measured here woke up to 10 s late beside 2 ranks on 2 cores (16 s when the
+# ranks yield in a loop, mpi_yield_when_idle = 1), and squeue failed with "Socket timed out"
+# after the default MessageTimeout of 10 s. 60 s rides that out.
+MessageTimeout=60
 EOF
   # RealMemory well under the machine's, else slurmd drains the node as "Low RealMemory".
   local node_line="NodeHostname=$host CPUs=2 RealMemory=4000"
