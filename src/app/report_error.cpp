@@ -1,25 +1,12 @@
-#include <c10/util/Exception.h>
-
 #include <cstdio>
 
 #include "app/commands.hpp"
 #include "comm/make_communicator.hpp"
 #include "util/error.hpp"
+#include "util/error_text.hpp"
 #include "util/process_identity.hpp"
 
 namespace ddpt {
-
-namespace {
-
-// LibTorch's errors carry a C++ stack trace of dozens of lines in what(): the line without it.
-const char* message_of(const std::exception& error) {
-  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) {
-    return torch_error->what_without_backtrace();
-  }
-  return error.what();
-}
-
-}  // namespace
 
 int report_error(const std::exception& error, MpiEnv* mpi) {
   const auto* typed = dynamic_cast<const Error*>(&error);
@@ -28,12 +15,14 @@ int report_error(const std::exception& error, MpiEnv* mpi) {
   const int rank = mpi ? mpi->world_rank() : 0;
   if (collective) {
     // Every rank raised the same error: one report, then every rank exits normally.
-    if (rank == 0) std::fprintf(stderr, "ddptrain: error: %s\n", message_of(error));
+    if (rank == 0) {
+      std::fprintf(stderr, "ddptrain: error: %s\n",
+                   error_text(error, /*with_where=*/false).c_str());
+    }
     return code;
   }
-  const std::string where = typed && !typed->where().empty() ? " (at " + typed->where() + ")" : "";
-  std::fprintf(stderr, "%s ddptrain: error: %s%s\n", process_tag().c_str(), message_of(error),
-               where.c_str());
+  std::fprintf(stderr, "%s ddptrain: error: %s\n", process_tag().c_str(),
+               error_text(error).c_str());
   std::fflush(stderr);
   // Only this rank knows: peers may be inside a collective with it. Abort the device
   // communicators (so NCCL peers fail instead of hanging), then the whole MPI job.

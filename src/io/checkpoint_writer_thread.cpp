@@ -1,14 +1,42 @@
 #include "io/checkpoint_writer_thread.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "comm/make_communicator.hpp"
 #include "io/checkpoint.hpp"
 #include "util/check.hpp"
+#include "util/error_text.hpp"
+#include "util/process_identity.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt {
+namespace {
+
+// A write that failed on one rank of several ends the job here and now, as a rank-local error on
+// the training thread does (app/report_error.cpp): one error line, then MPI_Abort. Left for
+// wait() to rethrow at the next checkpoint, it never got there: the other ranks' writers stay
+// inside a collective this rank's writer has left (seen: MPI_File_set_view's all-reduce under
+// H5Dcreate, after rank 0's write failed with EDQUOT), holding the HDF5 lock their training
+// threads wait for at the next metrics row, while this rank's training thread waits for them in
+// the next gradient all-reduce. Every rank then sat until dist.timeout_s and ended with exit 5.
+[[noreturn]] void end_job(const std::exception& error) {
+  const auto* typed = dynamic_cast<const Error*>(&error);
+  const int code = static_cast<int>(typed ? typed->code() : ExitCode::kInternal);
+  std::fprintf(stderr, "%s ddptrain: error: %s\n", process_tag().c_str(),
+               error_text(error).c_str());
+  std::fflush(stderr);
+  abort_device_communicators();
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+}  // namespace
 
 CheckpointWriterThread::CheckpointWriterThread(MPI_Comm comm) {
   DDPT_CHECK_MPI(MPI_Comm_dup(comm, comm_.out()));
   DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
+  DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
 }
 
 CheckpointWriterThread::~CheckpointWriterThread() {
@@ -37,7 +65,12 @@ void CheckpointWriterThread::start(const std::string& run_dir, int64_t step,
       snapshot->wait_for_copies();
       result_.path = write_checkpoint(run_dir, step, *snapshot, comm_.get(), retention);
       result_.write_s = write.seconds();
-    } catch (...) {
+    } catch (const std::exception& e) {
+      // Raised on every rank alike (no space to reserve: all ranks learn it together), or with
+      // one rank only: no peer can be left inside a collective, so wait() rethrows it on the
+      // training thread, which reports it as any error.
+      const auto* typed = dynamic_cast<const Error*>(&e);
+      if (size_ > 1 && !(typed && typed->collective())) end_job(e);
       error_ = std::current_exception();
     }
   });

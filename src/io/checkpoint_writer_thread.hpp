@@ -39,11 +39,13 @@ class CheckpointWriterThread {
   void start(const std::string& run_dir, int64_t step,
              std::shared_ptr<const StateSnapshot> snapshot, const CheckpointConfig& retention);
   // Waits for the write in flight and returns what it wrote (nullopt if none was in flight);
-  // rethrows its error on this thread.
+  // rethrows its error on this thread. A write that failed on one rank of several does not wait
+  // for this: the writer thread reports it and aborts the job at once (see the .cpp).
   std::optional<CheckpointWritten> wait();
 
  private:
   MpiCommHandle comm_;
+  int size_ = 1;
   std::optional<Hdf5SharedScope> shared_;  // while a write is in flight
   std::thread thread_;
   CheckpointWritten result_;  // written by the thread, read after join
