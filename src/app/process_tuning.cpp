@@ -40,9 +40,11 @@ void keep_freed_memory() {
 // Open MPI's mpi_yield_when_idle is not set here (it was until 2026-11): a rank waiting in a
 // collective then calls sched_yield() in a loop, and on Linux 6.18 (EEVDF) with autogroup that
 // starves every process of other sessions while the ranks run in a session of their own, as
-// under srun: a shell loop of `sleep 0.1` woke up 10-35 s late, and slurmctld missed its 10 s
+// under srun: a shell loop of `sleep 0.1` woke up to 36 s late, and slurmctld missed its 10 s
 // RPC timeout (squeue: "Socket timed out"), on the 2-core test VM with 2 ranks of
-// tests/cluster/requeue.cfg. Without it, no gap over 0.22 s. It gained nothing where ranks do
+// tests/cluster/requeue.cfg. Without it such gaps are rarer and shorter, not gone (largest gap
+// per 15-25 s window: 1.8-16 s in 6 of 6 windows with it, over 1.8 s in 4 of 10 without, at most
+// 10 s; at most 0.12 s with kernel.sched_autogroup_enabled = 0). It gained nothing where ranks do
 // not outnumber cores (2 ranks, 2 cores, mpirun: scaling MLP 9674-10140 samples/s with it,
 // 9870-9977 without; built-in GPT 539-546 against 524-536), and where they do, Open MPI turns it
 // on by itself under mpirun (4 ranks on 2 cores: 8-10x faster with it).

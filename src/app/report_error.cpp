@@ -4,13 +4,12 @@
 #include "comm/make_communicator.hpp"
 #include "util/error.hpp"
 #include "util/error_text.hpp"
-#include "util/process_identity.hpp"
 
 namespace ddpt {
 
 int report_error(const std::exception& error, MpiEnv* mpi) {
   const auto* typed = dynamic_cast<const Error*>(&error);
-  const int code = static_cast<int>(typed ? typed->code() : ExitCode::kInternal);
+  const int code = exit_code_of(error);
   const bool collective = typed && typed->collective();
   const int rank = mpi ? mpi->world_rank() : 0;
   if (collective) {
@@ -21,9 +20,7 @@ int report_error(const std::exception& error, MpiEnv* mpi) {
     }
     return code;
   }
-  std::fprintf(stderr, "%s ddptrain: error: %s\n", process_tag().c_str(),
-               error_text(error).c_str());
-  std::fflush(stderr);
+  print_rank_error(error);
   // Only this rank knows: peers may be inside a collective with it. Abort the device
   // communicators (so NCCL peers fail instead of hanging), then the whole MPI job.
   abort_device_communicators();

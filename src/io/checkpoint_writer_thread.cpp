@@ -1,13 +1,11 @@
 #include "io/checkpoint_writer_thread.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 
 #include "comm/make_communicator.hpp"
 #include "io/checkpoint.hpp"
 #include "util/check.hpp"
 #include "util/error_text.hpp"
-#include "util/process_identity.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt {
@@ -21,14 +19,10 @@ namespace {
 // threads wait for at the next metrics row, while this rank's training thread waits for them in
 // the next gradient all-reduce. Every rank then sat until dist.timeout_s and ended with exit 5.
 [[noreturn]] void end_job(const std::exception& error) {
-  const auto* typed = dynamic_cast<const Error*>(&error);
-  const int code = static_cast<int>(typed ? typed->code() : ExitCode::kInternal);
-  std::fprintf(stderr, "%s ddptrain: error: %s\n", process_tag().c_str(),
-               error_text(error).c_str());
-  std::fflush(stderr);
+  print_rank_error(error);
   abort_device_communicators();
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);
+  MPI_Abort(MPI_COMM_WORLD, exit_code_of(error));
+  std::_Exit(exit_code_of(error));
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <c10/util/Exception.h>
 
+#include <cstdio>
+
 #include "util/error.hpp"
+#include "util/process_identity.hpp"
 
 namespace ddpt {
 
@@ -12,6 +15,17 @@ std::string error_text(const std::exception& error, bool with_where) {
   const auto* typed = dynamic_cast<const Error*>(&error);
   if (with_where && typed && !typed->where().empty()) text += " (at " + typed->where() + ")";
   return text;
+}
+
+int exit_code_of(const std::exception& error) {
+  const auto* typed = dynamic_cast<const Error*>(&error);
+  return static_cast<int>(typed ? typed->code() : ExitCode::kInternal);
+}
+
+void print_rank_error(const std::exception& error) {
+  std::fprintf(stderr, "%s ddptrain: error: %s\n", process_tag().c_str(),
+               error_text(error).c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace ddpt
