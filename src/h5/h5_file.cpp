@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "h5/h5_check.hpp"
+#include "h5/h5_probe.hpp"
 #include "util/check.hpp"
 
 namespace ddpt {
@@ -68,6 +69,7 @@ H5File H5File::open_read(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) {
     throw DataError("'" + path + "': no such file", Raised::kAllRanks);
   }
+  probe_hdf5_file(path);  // a damaged file that would crash libhdf5 is refused here
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0) {
     H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
