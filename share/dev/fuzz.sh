@@ -62,6 +62,9 @@ for target in "${targets[@]}"; do
   # Inputs that once broke the target (tests/fuzz/findings) run first, as seeds.
   seeds=("$repo/tests/fuzz/corpus/${target#fuzz_}")
   [[ -d $repo/tests/fuzz/findings/${target#fuzz_} ]] && seeds+=("$repo/tests/fuzz/findings/${target#fuzz_}")
+  # The files that crash libhdf5 itself (refused since ddptrain-h5probe checks every file first):
+  # seeds of every target that reads HDF5.
+  [[ $target != fuzz_config ]] && seeds+=("$repo/tests/fuzz/hdf5_crashes")
   dict=()
   [[ -f $repo/tests/fuzz/$target.dict ]] && dict=(-dict="$repo/tests/fuzz/$target.dict")
   # -timeout: an input that takes 10 s is a hang (the seeds take milliseconds);
