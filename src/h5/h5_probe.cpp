@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -21,8 +22,23 @@ namespace ddpt {
 namespace {
 
 // A real file's structure takes milliseconds to walk, a large checkpoint's a fraction of a
-// second; a damaged one that makes HDF5 loop is given this long.
-constexpr int kProbeSeconds = 60;
+// second; a damaged one that makes HDF5 loop is given this long, or DDPTRAIN_H5PROBE_SECONDS
+// (share/dev/fuzz.sh sets 1: libFuzzer calls an input that takes 10 s a hang).
+constexpr int kDefaultProbeSeconds = 60;
+
+int probe_seconds() {
+  const char* text = std::getenv("DDPTRAIN_H5PROBE_SECONDS");
+  if (text == nullptr) return kDefaultProbeSeconds;
+  char* end = nullptr;
+  const long seconds = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || seconds < 1 || seconds > 86400) {
+    throw ConfigError(
+        fmt::format("DDPTRAIN_H5PROBE_SECONDS = '{}': expected whole seconds, 1 to "
+                    "86400",
+                    text));
+  }
+  return static_cast<int>(seconds);
+}
 constexpr const char* kProbeName = "ddptrain-h5probe";
 constexpr int kNeedsTooMuchMemory = 4;  // the probe's exit status (src/h5probe/main.cpp)
 
@@ -46,8 +62,8 @@ std::string probe_executable() {
 
 // The probe's wait status, or -1 after killing it at the deadline. A child reaped by someone
 // else (SIGCHLD ignored) counts as passed: there is nothing to tell.
-int wait_with_deadline(pid_t child) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kProbeSeconds);
+int wait_with_deadline(pid_t child, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   auto pause = std::chrono::microseconds(200);
   for (;;) {
     int status = 0;
@@ -69,6 +85,7 @@ int wait_with_deadline(pid_t child) {
 
 void probe_hdf5_file(const std::string& path) {
   const std::string probe = probe_executable();
+  const int seconds = probe_seconds();
   std::vector<char*> argv = {const_cast<char*>(probe.c_str()), const_cast<char*>(path.c_str()),
                              nullptr};
   // posix_spawn: glibc starts the child without copying this process's memory (CLONE_VFORK),
@@ -79,11 +96,11 @@ void probe_hdf5_file(const std::string& path) {
     throw Error(fmt::format("cannot start {}: {}", probe, std::strerror(spawned)),
                 ExitCode::kInternal, Raised::kThisRank);
   }
-  const int status = wait_with_deadline(child);
+  const int status = wait_with_deadline(child, seconds);
   if (status == -1) {
     throw DataError(fmt::format("'{}' is damaged: HDF5 was still reading its structure after {} s "
                                 "(checked by {} before opening it)",
-                                path, kProbeSeconds, kProbeName),
+                                path, seconds, kProbeName),
                     Raised::kThisRank);
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;

@@ -10,8 +10,8 @@
 
 namespace ddpt {
 
-// Runs the probe on `path` and waits for it (milliseconds for a real file; at most
-// kProbeSeconds). Throws DataError if the probe crashed, ran out of memory or time, and
+// Runs the probe on `path` and waits for it (milliseconds for a real file; at most 60 s, or
+// DDPTRAIN_H5PROBE_SECONDS). Throws DataError if the probe crashed, ran out of memory or time, and
 // InternalError if it cannot be started (missing beside the executable). A file that HDF5 refuses
 // cleanly passes: the caller's own open reports it.
 void probe_hdf5_file(const std::string& path);

@@ -28,6 +28,8 @@ namespace {
 // Address space the walk may take: the metadata of any real file needs far less (a checkpoint of
 // a 1.3 GB model: tens of MiB); the damaged headers above asked for 1.7 GB at once and then more.
 constexpr rlim_t kAddressSpaceBytes = rlim_t{4} << 30;
+// CPU time the walk may take, beyond any deadline of its caller.
+constexpr rlim_t kCpuSeconds = 600;
 // Beyond these a file is not one ddptrain wrote or reads; a cycle of hard links would not end.
 constexpr int kMaxDepth = 64;
 constexpr hsize_t kMaxLinksPerGroup = 1000000;
@@ -169,8 +171,11 @@ void walk_group(hid_t group, int depth) {
 #ifdef DDPT_PROBE_ASAN
 // The fuzzing build: AddressSanitizer reserves terabytes of address space for its shadow, so the
 // address-space limit below cannot apply; its own limits do (ASAN_OPTIONS may override them).
+// One allocation above 1 GiB fails at once (HDF5 reports it, and the walk ends with
+// kNeedsTooMuchMemory) instead of growing towards the RSS limit, which takes seconds.
 extern "C" const char* __asan_default_options() {
-  return "hard_rss_limit_mb=4096:allocator_may_return_null=1:detect_leaks=0";
+  return "max_allocation_size_mb=1024:hard_rss_limit_mb=2048:allocator_may_return_null=1:"
+         "detect_leaks=0";
 }
 #endif
 
@@ -183,6 +188,10 @@ int main(int argc, char** argv) {
     const rlimit limit{kAddressSpaceBytes, kAddressSpaceBytes};
     setrlimit(RLIMIT_AS, &limit);
   }
+  // The caller kills the probe at its deadline (h5/h5_probe.cpp); this ends one whose caller died
+  // first, looping in a damaged file.
+  const rlimit cpu{kCpuSeconds, kCpuSeconds};
+  setrlimit(RLIMIT_CPU, &cpu);
   const char* verbose = std::getenv("DDPTRAIN_H5PROBE_VERBOSE");
   print_errors = verbose != nullptr && std::string(verbose) == "1";
   H5Eset_auto2(H5E_DEFAULT, on_hdf5_error, nullptr);

@@ -9,6 +9,9 @@
 # Usage: damaged_hdf5_files.sh MPIEXEC DDPTRAIN DECK
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# inspect_endless_loop_in_H5HG_read.h5 keeps HDF5 busy forever: the probe's deadline, 3 s here
+# instead of 60, ends it.
+export DDPTRAIN_H5PROBE_SECONDS=3
 crashes=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz/hdf5_crashes" && pwd)
 
 # run_limited LOG CMD...: CMD with at most 16 GiB of address space and 120 s; its exit status.
@@ -43,5 +46,5 @@ for file in "$crashes"/*.h5; do
     checked=$((checked + 1))
   done
 done
-[[ $checked -ge 18 ]] || fail "only $checked runs: the inputs of tests/fuzz/hdf5_crashes are missing"
+[[ $checked -ge 27 ]] || fail "only $checked runs: the inputs of tests/fuzz/hdf5_crashes are missing"
 echo "PASS: $checked runs on damaged files, each one error line and exit 2 or 3"
