@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -33,12 +34,11 @@ int probe_seconds() {
   const long seconds = std::strtol(text, &end, 10);
   if (end == text || *end != '\0' || seconds < 1 || seconds > 86400) {
     throw ConfigError(
-        fmt::format("DDPTRAIN_H5PROBE_SECONDS = '{}': expected whole seconds, 1 to "
-                    "86400",
-                    text));
+        fmt::format("DDPTRAIN_H5PROBE_SECONDS = '{}': expected whole seconds, 1 to 86400", text));
   }
   return static_cast<int>(seconds);
 }
+
 constexpr const char* kProbeName = "ddptrain-h5probe";
 constexpr int kNeedsTooMuchMemory = 4;  // the probe's exit status (src/h5probe/main.cpp)
 

@@ -47,4 +47,11 @@ for file in "$crashes"/*.h5; do
   done
 done
 [[ $checked -ge 27 ]] || fail "only $checked runs: the inputs of tests/fuzz/hdf5_crashes are missing"
-echo "PASS: $checked runs on damaged files, each one error line and exit 2 or 3"
+# A deadline that is not whole seconds is a usage error (exit 2), naming the variable.
+DDPTRAIN_H5PROBE_SECONDS=3s "$ddptrain" inspect "$crashes/inspect_segv_in_H5Aexists.h5" \
+  </dev/null >"$work/bad_seconds.log" 2>&1
+rc=$?
+message=$(grep 'ddptrain: error:' "$work/bad_seconds.log" | head -n 1)
+[[ $rc -eq 2 ]] || fail "DDPTRAIN_H5PROBE_SECONDS=3s: exit $rc, expected 2: $message"
+expect_message "DDPTRAIN_H5PROBE_SECONDS = '3s'"
+echo "PASS: $checked runs on damaged files, each one error line and exit 2 or 3; a bad deadline is exit 2"
