@@ -5,6 +5,7 @@
 
 #include "h5/h5_check.hpp"
 #include "h5/h5_probe.hpp"
+#include "h5/h5_probe_contract.hpp"
 #include "util/check.hpp"
 
 namespace ddpt {
@@ -15,7 +16,7 @@ namespace {
 // 4 ns, ... between attempts; HDF5's default of 100 attempts sleeps up to 2^100 ns, so a damaged
 // file, whose checksums never match, hung `ddptrain inspect` and a resumed run's metrics reader
 // forever (found by tests/fuzz). 20 attempts sleep about 1 ms in all.
-constexpr unsigned kSwmrReadAttempts = 20;
+constexpr unsigned kSwmrReadAttempts = probe::kSwmrReadAttempts;
 
 // MPI-IO hints for files ddptrain writes collectively (checkpoints, predictions), freed with it.
 // ROMIO's data sieving for writes: a write whose file view has holes (HDF5 writes a dataset's

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "h5/h5_probe_contract.hpp"
 #include "util/error.hpp"
 
 extern char** environ;
@@ -40,7 +41,6 @@ int probe_seconds() {
 }
 
 constexpr const char* kProbeName = "ddptrain-h5probe";
-constexpr int kNeedsTooMuchMemory = 4;  // the probe's exit status (src/h5probe/main.cpp)
 
 // Beside the running executable (build/bin, or PREFIX/bin after `cmake --install`).
 std::string probe_executable() {
@@ -104,10 +104,10 @@ void probe_hdf5_file(const std::string& path) {
                     Raised::kThisRank);
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kNeedsTooMuchMemory) {
-    throw DataError(fmt::format("'{}' is damaged: HDF5 asked for more than 4 GiB of memory to read "
+  if (WIFEXITED(status) && WEXITSTATUS(status) == probe::kNeedsTooMuchMemory) {
+    throw DataError(fmt::format("'{}' is damaged: HDF5 asked for more than {} of memory to read "
                                 "its structure (checked by {} before opening it)",
-                                path, kProbeName),
+                                path, probe::kAddressSpaceText, kProbeName),
                     Raised::kThisRank);
   }
   const std::string how = WIFSIGNALED(status) ? fmt::format("signal {}, {}", WTERMSIG(status),

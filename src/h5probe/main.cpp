@@ -23,18 +23,18 @@
 #include <string>
 #include <vector>
 
+#include "../h5/h5_probe_contract.hpp"  // the probe target has no include path of ddptrain_core
+
 namespace {
 
-// Address space the walk may take: the metadata of any real file needs far less (a checkpoint of
-// a 1.3 GB model: tens of MiB); the damaged headers above asked for 1.7 GB at once and then more.
-constexpr rlim_t kAddressSpaceBytes = rlim_t{4} << 30;
+constexpr rlim_t kAddressSpaceBytes = ddpt::probe::kAddressSpaceBytes;  // the damaged headers above
+// asked for 1.7 GB at once and then more
 // CPU time the walk may take, beyond any deadline of its caller.
 constexpr rlim_t kCpuSeconds = 600;
 // Beyond these a file is not one ddptrain wrote or reads; a cycle of hard links would not end.
 constexpr int kMaxDepth = 64;
 constexpr hsize_t kMaxLinksPerGroup = 1000000;
-// The exit status that says the walk needed more than kAddressSpaceBytes (h5/h5_probe.cpp).
-constexpr int kNeedsTooMuchMemory = 4;
+constexpr int kNeedsTooMuchMemory = ddpt::probe::kNeedsTooMuchMemory;
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
   hid_t file = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0) {  // a file a writer holds in SWMR mode opens so (H5File::open_read)
     const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_metadata_read_attempts(access, 20);
+    H5Pset_metadata_read_attempts(access, ddpt::probe::kSwmrReadAttempts);
     file = H5Fopen(argv[1], H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, access);
     H5Pclose(access);
   }
