@@ -94,6 +94,7 @@ int bench_comm(std::vector<std::string> args, MpiEnv& mpi) {
   const CollectiveBenchOptions options = take_bench_options(args);
   const Config config = parse_config(args, /*deck_optional=*/true);
   const Job job = set_up_job(config);
+  check_one_rank_per_gpu(job);
   const std::unique_ptr<Communicator> comm =
       make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
   const bool rank0 = mpi.world_rank() == 0;

@@ -6,6 +6,7 @@
 #include "comm/make_communicator.hpp"
 #include "config/environment.hpp"
 #include "runtime/gpu_inventory.hpp"
+#include "util/error.hpp"
 
 #ifndef DDPTRAIN_VERSION
 #define DDPTRAIN_VERSION "unknown"
@@ -29,6 +30,19 @@ Job set_up_job(const Config& config) {
   apply_device_choice(job.device);
   job.watchdog = std::make_unique<Watchdog>(MPI_COMM_WORLD, config.dist.timeout_s);
   return job;
+}
+
+void check_one_rank_per_gpu(const Job& job) {
+  if (!job.device.device.is_cuda()) return;
+  const auto gpus = static_cast<int>(torch::cuda::device_count());
+  const int ranks = job.topology.local_size;
+  if (ranks <= gpus) return;
+  throw Error(fmt::format("{} ranks on this node but {} GPU(s) visible: ranks would share a GPU "
+                          "(NCCL refuses that). Start one rank per GPU (srun "
+                          "--ntasks-per-node={}, mpirun --map-by ppr:{}:node), or train on the "
+                          "CPUs with CUDA_VISIBLE_DEVICES=''",
+                          ranks, gpus, gpus, gpus),
+              ExitCode::kUsage, Raised::kThisRank);
 }
 
 std::string describe_job(const Job& job, const std::string& backend) {

@@ -25,6 +25,11 @@ struct Job {
 // the watchdog.
 Job set_up_job(const Config& config);
 
+// Refuses (exit 2, this rank) a node with more ranks than visible GPUs, where ranks would share a
+// GPU: NCCL cannot put two ranks on one GPU, and sharing one halves each rank's memory. A node
+// without GPUs (ranks on CPUs) passes.
+void check_one_rank_per_gpu(const Job& job);
+
 // The "is my job set up right" lines (printed by rank 0).
 std::string describe_job(const Job& job, const std::string& backend);
 

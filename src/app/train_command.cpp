@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -117,7 +118,13 @@ int report(const Config& config, const DatasetInfo& info, const RunReport& run, 
 int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const Config config = parse_config(args);
   const Job job = set_up_job(config);
-  if (config.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+  check_one_rank_per_gpu(job);
+  if (config.train.deterministic) {
+    // cuBLAS is deterministic only with a fixed workspace; LibTorch refuses the first GEMM on a
+    // GPU without this setting. Read when the first cuBLAS handle is made, so set it before.
+    setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    at::globalContext().setDeterministicAlgorithms(true, false);
+  }
   std::unique_ptr<Communicator> comm =
       make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
 

@@ -48,7 +48,10 @@ ncclDataType_t nccl_type_of(const torch::Tensor& tensor) {
     case torch::kInt:
       return ncclInt32;
     case torch::kByte:
+    case torch::kBool:  // one byte each, 0 or 1: broadcast as bytes (bool buffers)
       return ncclUint8;
+    case torch::kChar:
+      return ncclInt8;
     default:
       throw Error(
           std::string("NcclComm: unsupported tensor dtype ") + c10::toString(tensor.scalar_type()),

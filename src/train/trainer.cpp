@@ -214,6 +214,21 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   return step_loss.item<double>();
 }
 
+std::optional<double> Trainer::train_step_or_explain(int64_t step, BatchPrefetcher& batches) {
+  try {
+    return train_step(step, batches);
+  } catch (const c10::OutOfMemoryError& error) {
+    // The allocator's message runs over several lines (the sizes, then advice meant for
+    // Python users); its first line says how much was asked for.
+    std::string cuda = error.what_without_backtrace();
+    cuda = cuda.substr(0, cuda.find('\n'));
+    throw OutOfMemoryError(fmt::format(
+        "out of GPU memory in step {} at train.batch_size = {} per rank (train.grad_accum = {}): "
+        "lower train.batch_size (raise train.grad_accum to keep the global batch); {}",
+        step + 1, per_rank_batch(config_.train, comm_.size()), config_.train.grad_accum, cuda));
+  }
+}
+
 StepRecord Trainer::record_row(int64_t done) {
   // The loss line is global: mean over ranks (one small collective per log interval).
   const int64_t counted = window_.steps - window_.skipped;
@@ -258,7 +273,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
       split_ = StepSplit();
     }
     if (callbacks.on_step_begin) callbacks.on_step_begin(step + 1);
-    if (const std::optional<double> loss = train_step(step, batches)) {
+    if (const std::optional<double> loss = train_step_or_explain(step, batches)) {
       window_.loss_sum += *loss;
     } else {
       ++window_.skipped;

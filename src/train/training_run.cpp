@@ -17,12 +17,14 @@ TrainingRun::TrainingRun(const Config& config, Communicator& comm, Model& model,
       stop_vote_(MPI_COMM_WORLD, &watchdog),
       trainer_(config, comm, model, *data.train),
       early_stopping_(config.train),
+      cuda_rng_(comm.device()),
       eval_batch_(eval_batch_size(config, comm.size())) {}
 
 void TrainingRun::register_state(CheckpointRegistry& registry) {
   trainer_.register_state(registry);
   if (early_stopping_.enabled()) registry.add(early_stopping_);
   registry.add(rng_);
+  registry.add(cuda_rng_);  // writes nothing on CPUs
 }
 
 RunReport TrainingRun::run(RunOutput& output) {

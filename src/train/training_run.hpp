@@ -93,6 +93,7 @@ class TrainingRun {
   Trainer trainer_;
   EarlyStopping early_stopping_;
   CpuRngState rng_;
+  CudaRngState cuda_rng_;
   int64_t eval_batch_;
 };
 

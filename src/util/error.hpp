@@ -10,11 +10,12 @@ namespace ddpt {
 // which requeue on kStopped.
 enum class ExitCode : int {
   kOk = 0,
-  kInternal = 1,   // a bug or an unexpected library failure
-  kUsage = 2,      // bad command line or deck; nothing was written
-  kData = 3,       // bad data or checkpoint file
-  kNumerical = 4,  // loss/gradients non-finite beyond the guard's patience
-  kTimeout = 5,    // a collective timed out
+  kInternal = 1,     // a bug or an unexpected library failure
+  kUsage = 2,        // bad command line or deck; nothing was written
+  kData = 3,         // bad data or checkpoint file
+  kNumerical = 4,    // loss/gradients non-finite beyond the guard's patience
+  kTimeout = 5,      // a collective timed out
+  kOutOfMemory = 6,  // the GPU's memory did not hold a step (train.batch_size too large for it)
   // Stopped by SIGUSR1 or SIGTERM after writing a checkpoint: not a failure. 75 is sysexits.h's
   // EX_TEMPFAIL ("try again later"); the slurm scripts requeue on it, and train.resume = auto
   // continues.
@@ -77,6 +78,13 @@ class LibraryError : public Error {
  public:
   LibraryError(const std::string& library, const std::string& call, const std::string& detail,
                const char* file, int line);
+};
+
+// A GPU ran out of memory. This rank only: another rank's GPU may have had room.
+class OutOfMemoryError : public Error {
+ public:
+  explicit OutOfMemoryError(const std::string& message)
+      : Error(message, ExitCode::kOutOfMemory, Raised::kThisRank) {}
 };
 
 class MpiError : public LibraryError {

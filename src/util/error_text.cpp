@@ -19,7 +19,13 @@ std::string error_text(const std::exception& error, bool with_where) {
 
 int exit_code_of(const std::exception& error) {
   const auto* typed = dynamic_cast<const Error*>(&error);
-  return static_cast<int>(typed ? typed->code() : ExitCode::kInternal);
+  if (typed) return static_cast<int>(typed->code());
+  // LibTorch's CUDA allocator throws this wherever an allocation fails (the trainer's steps
+  // rethrow it as OutOfMemoryError, naming the batch size).
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&error)) {
+    return static_cast<int>(ExitCode::kOutOfMemory);
+  }
+  return static_cast<int>(ExitCode::kInternal);
 }
 
 void print_rank_error(const std::exception& error) {

@@ -1,36 +1,72 @@
 #!/usr/bin/env bash
-# Run ON THE GPU MACHINE, from the repository root, in one `device run` call:
-#   run(command="bash share/dev/gpu/build_and_test.sh", carry=[".gpu-debs"], timeout_s=600)
-# after `share/dev/gpu/fetch_debs.sh` here. It unpacks the Debian packages into a prefix
-# (Open MPI, parallel HDF5, Boost, spdlog/fmt, GoogleTest: the GPU machine has none of them and
-# cannot download), builds ddptrain against the LibTorch of the machine's PyTorch (CUDA), its CUDA
-# toolkit and the NCCL of PyTorch's nvidia-nccl wheel, runs the `gpu` tests and a short bf16 GPT-2
-# 124M run on the GPU, and writes report.txt (and the logs) under $OUT.
+# Run ON THE GPU MACHINE, from the repository root, in one `device run` call (fits 9 minutes):
+#   run(command="bash share/dev/gpu/build_and_test.sh", carry=[".gpu-debs"], timeout_s=570)
+# after `share/dev/gpu/fetch_debs.sh` here. It
+#  1. unpacks the Debian packages into a prefix (Open MPI, parallel HDF5, Boost, spdlog/fmt,
+#     GoogleTest: the GPU machine has none of them and cannot download), and links in the
+#     fallback libraries (libcurl, libssl, ...) whose sonames the machine lacks;
+#  2. builds ddptrain, its HDF5 probe and the MPI tests against the LibTorch of the machine's
+#     PyTorch (CUDA), its CUDA toolkit and the NCCL of PyTorch's nvidia-nccl wheel; meanwhile
+#     the torch.compile variant of the PyTorch benchmark runs (it compiles on the CPUs too);
+#  3. saves the executables to $OUT/bin.tar.gz (a second call can carry them: BIN_TARBALL);
+#  4. benchmarks GPT-2 124M in bf16 on the GPU: ddptrain twice around PyTorch eager
+#     (share/dev/gpu/gpt2_pytorch.py), and prints the table (tokens/s, MFU against the bf16
+#     matrix rate measured in the same call, peak GPU memory, checkpoint write time);
+#  5. runs `ctest -L gpu` and FAILS if any of those tests skipped or did not run.
+# Everything lands in $OUT/report.txt (the summary) and the logs beside it.
 # Options: --configure-only (stop after cmake; checks the recipe on a machine without a GPU).
 # Env: TORCH_CMAKE (default: torch.utils.cmake_prefix_path of python3), NCCL_HOME (default: the
-#      nvidia.nccl wheel), DEPS_PREFIX (default /opt/ddptrain-deps), BUILD (default build-gpu).
-set -euo pipefail
+#      nvidia.nccl wheel), DEPS_PREFIX (default /opt/ddptrain-deps), BUILD (default build-gpu),
+#      BIN_TARBALL (a bin.tar.gz from an earlier call: skip the build), BUDGET_S (default 540:
+#      the stages after the build get what is left of it).
+set -uo pipefail
+started=$SECONDS
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$repo"
 out=${OUT:-$repo/gpu-report}
 mkdir -p "$out"
 prefix=${DEPS_PREFIX:-/opt/ddptrain-deps}
 build=${BUILD:-$repo/build-gpu}
-python=${PYTHON:-python3}
+python=$(command -v "${PYTHON:-python3}")
+budget=${BUDGET_S:-540}
 report=$out/report.txt
-say() { echo "$*" | tee -a "$report"; }
+say() { echo "[$((SECONDS - started)) s] $*" | tee -a "$report"; }
+left() { echo $((budget - (SECONDS - started))); }
 : >"$report"
+failed=0
 
-# --- the Debian packages, relocated -----------------------------------------------------------
+# --- 1. the Debian packages, relocated ---------------------------------------------------------
 ls .gpu-debs/*.deb >/dev/null 2>&1 || { say "no .gpu-debs/: run fetch_debs.sh here first"; exit 2; }
-mkdir -p "$prefix"
+mkdir -p "$prefix" "$prefix/fallback" "$prefix/linkstubs"
 for deb in .gpu-debs/*.deb; do dpkg -x "$deb" "$prefix"; done
+for deb in .gpu-debs/fallback/*.deb; do dpkg -x "$deb" "$prefix/fallback"; done
 lib=$prefix/usr/lib/x86_64-linux-gnu
+# A fallback library is used only where the machine has no library of that soname.
+linked=()
+sonames=$(ldconfig -p | awk '{print $1}')
+for so in "$prefix"/fallback/{usr/,}lib/x86_64-linux-gnu/lib*.so.*; do
+  name=$(basename "$so")
+  # Sonames only (libcurl.so.4, not the file libcurl.so.4.8.0 it points at).
+  [[ -e $so && $name =~ \.so\.[0-9]+$ ]] || continue
+  grep -qxF "$name" <<<"$sonames" && continue
+  ln -sf "$so" "$lib/$name"
+  linked+=("$name")
+done
+say "fallback libraries linked in (missing here): ${linked[*]:-none}"
+# The linker wants unversioned names for what h5pcc -show lists (-lcrypto -lcurl -lsz -lz).
+for name in crypto curl sz z aec; do
+  target=$(ls "$lib"/lib$name.so.* 2>/dev/null | head -1)
+  [[ -n $target ]] || target=$(ldconfig -p | awk -v n="lib$name.so." 'index($1, n) == 1 {print $NF; exit}')
+  [[ -n $target ]] && ln -sf "$target" "$prefix/linkstubs/lib$name.so"
+done
 export OPAL_PREFIX=$prefix/usr  # Open MPI finds its wrappers' data, orted and plugins here
 export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix
 export PATH=$prefix/usr/bin:$PATH
 export LD_LIBRARY_PATH=$lib:$lib/openmpi/lib:$lib/hdf5/openmpi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LIBRARY_PATH=$prefix/linkstubs${LIBRARY_PATH:+:$LIBRARY_PATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1  # one node: no fabric plugins to probe
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 # Debian's mpirun/mpicxx are alternatives links that dpkg -x does not make.
 for tool in mpirun mpiexec mpicc mpicxx; do ln -sf "$tool.openmpi" "$prefix/usr/bin/$tool"; done
 # h5pcc is a script with its prefix written in.
@@ -39,50 +75,124 @@ chmod +x "$prefix/usr/bin/h5pcc"
 
 # --- LibTorch (CUDA), CUDA toolkit, NCCL from the machine ---------------------------------------
 torch_cmake=${TORCH_CMAKE:-$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')}
+torch_lib=$("$python" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
 nccl_home=${NCCL_HOME:-$("$python" -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)}
 if [[ -n $nccl_home && ! -e $nccl_home/lib/libnccl.so ]]; then
   # The wheel ships only libnccl.so.2; the linker wants libnccl.so.
   mkdir -p "$prefix/nccl/lib"
-  ln -sf "$nccl_home/include" "$prefix/nccl/include"
+  ln -sfn "$nccl_home/include" "$prefix/nccl/include"
   ln -sf "$nccl_home"/lib/libnccl.so.* "$prefix/nccl/lib/"
   ln -sf "$(ls "$nccl_home"/lib/libnccl.so.* | head -1)" "$prefix/nccl/lib/libnccl.so"
   nccl_home=$prefix/nccl
 fi
 export NCCL_HOME=$nccl_home
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}  # no GPU probing at configure time
 cuda_args=()
 if command -v nvcc >/dev/null; then
-  cuda_args=(-DCUDAToolkit_ROOT="$(dirname "$(dirname "$(command -v nvcc)")")" -DDDPTRAIN_WITH_NCCL=ON)
+  cuda_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+  cuda_args=(-DCUDAToolkit_ROOT="$cuda_root" -DDDPTRAIN_WITH_NCCL=ON
+             -DCMAKE_PROJECT_INCLUDE="$repo/share/dev/gpu/torch_wheel_fixes.cmake")
+  # The wheel's config looks for NVTX 3 beside PyTorch's sources; the toolkit has it.
+  [[ -d $cuda_root/include/nvtx3 ]] && cuda_args+=(-Dnvtx3_dir="$cuda_root/include")
 fi
-say "torch cmake: $torch_cmake; NCCL: ${nccl_home:-none}; nvcc: $(command -v nvcc || echo none)"
+say "python: $python ($("$python" -c 'import torch; print(torch.__version__)')); NCCL: ${nccl_home:-none}; nvcc: $(command -v nvcc || echo none)"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader | tee -a "$report"
 
-cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$torch_cmake;$prefix/usr" \
-  -DMPI_C_COMPILER="$prefix/usr/bin/mpicc" -DMPI_CXX_COMPILER="$prefix/usr/bin/mpicxx" \
-  -DMPIEXEC_EXECUTABLE="$prefix/usr/bin/mpirun" \
-  -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5pcc" \
-  "${cuda_args[@]}" 2>&1 | tee "$out/configure.log" | grep -E "ddptrain:|Error|error" || true
-[[ ${PIPESTATUS[0]} -eq 0 ]] || { say "configure failed: see configure.log"; exit 1; }
-grep -E "^(MPI_CXX_COMPILER|HDF5_C_COMPILER_EXECUTABLE|Torch_DIR|DDPTRAIN_NCCL_LIBRARY):" \
-  "$build/CMakeCache.txt" | tee -a "$report"
-[[ ${1:-} == --configure-only ]] && exit 0
-
-cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; say "build failed"; exit 1; }
-say "built $(ls "$build/bin")"
+# --- 2. build (the compiled PyTorch variant runs meanwhile) ---------------------------------------
+bench=(--batch 16 --block 1024 --steps 10 --chunks 3)
+if [[ ${1:-} != --configure-only && -z ${BIN_TARBALL:-} ]]; then
+  timeout 300 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" --impl compiled_fused \
+    >"$out/pytorch_compiled.log" 2>&1 &
+  compiled_pid=$!
+fi
+if [[ -n ${BIN_TARBALL:-} ]]; then
+  mkdir -p "$build" && tar -xzf "$BIN_TARBALL" -C "$build"
+  say "executables from $BIN_TARBALL (no build)"
+else
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$torch_cmake;$prefix/usr" \
+    -DMPI_C_COMPILER="$prefix/usr/bin/mpicc" -DMPI_CXX_COMPILER="$prefix/usr/bin/mpicxx" \
+    -DMPIEXEC_EXECUTABLE="$prefix/usr/bin/mpirun" \
+    -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5pcc" \
+    -DCMAKE_LIBRARY_PATH="$prefix/linkstubs" \
+    -DDDPTRAIN_TORCH_PYTHON="$python" \
+    -DCMAKE_EXE_LINKER_FLAGS="-Wl,--allow-shlib-undefined -Wl,-rpath,$torch_lib" \
+    -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
+    "${cuda_args[@]}" >"$out/configure.log" 2>&1
+  rc=$?
+  grep -E "ddptrain:|CMake (Error|Warning)" "$out/configure.log" | head -20 | tee -a "$report"
+  ((rc == 0)) || { tail -40 "$out/configure.log"; say "configure FAILED (configure.log)"; exit 1; }
+  grep -E "^(MPI_CXX_COMPILER|HDF5_C_COMPILER_EXECUTABLE|Torch_DIR|DDPTRAIN_NCCL_LIBRARY):" \
+    "$build/CMakeCache.txt" | tee -a "$report"
+  [[ ${1:-} == --configure-only ]] && exit 0
+  timeout 330 cmake --build "$build" -j "$(nproc)" \
+    --target ddptrain ddptrain-h5probe ddptrain_mpi_tests >"$out/build.log" 2>&1
+  rc=$?
+  ((rc == 0)) || { grep -m20 -B2 -A8 "error" "$out/build.log"; tail -5 "$out/build.log"; say "build FAILED (exit $rc, build.log)"; exit 1; }
+  say "built: $(ls "$build/bin" | tr '\n' ' ')"
+  tar -czf "$out/bin.tar.gz" -C "$build" bin
+fi
 missing=$(ldd "$build/bin/ddptrain" | grep "not found" || true)
 [[ -z $missing ]] || say "unresolved libraries: $missing"
+"$build/bin/ddptrain" info >"$out/info.txt" 2>&1
+grep -E "device|GPUs|backend|NCCL|LibTorch" "$out/info.txt" | tee -a "$report"
+if [[ -n ${compiled_pid:-} ]]; then
+  wait "$compiled_pid" || say "torch.compile variant FAILED (pytorch_compiled.log)"
+fi
 
-# --- the GPU tests and a real GPU run -----------------------------------------------------------
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$report" || true
-"$build/bin/ddptrain" info 2>&1 | tee -a "$report"
-(cd "$build" && ctest -L gpu --output-on-failure) >"$out/ctest_gpu.log" 2>&1 && say "ctest -L gpu: passed" ||
-  say "ctest -L gpu: FAILED (ctest_gpu.log)"
-grep -E "tests passed|Passed|Failed|Skipped|SKIPPED" "$out/ctest_gpu.log" | tee -a "$report" || true
+# --- 4. GPT-2 124M bf16: ddptrain, PyTorch eager, ddptrain again -------------------------------
+# peak_memory LOG COMMAND...: runs COMMAND (output to LOG), samples the GPU's used memory every
+# 100 ms, appends "PEAK_GPU_MIB=N" to LOG.
+peak_memory() {
+  local log=$1 sampler peak
+  shift
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$log.mem" 2>/dev/null &
+  sampler=$!
+  "$@" >"$log" 2>&1
+  local rc=$?
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
+  peak=$(sort -n "$log.mem" | tail -1)
+  echo "PEAK_GPU_MIB=${peak:-unknown}" >>"$log"
+  return $rc
+}
+ddptrain_gpt2() {  # ddptrain_gpt2 N: the everyday deck on one GPU, batch 16 x 1024, 40 steps
+  rm -rf /tmp/gpt2_run
+  peak_memory "$out/ddptrain_gpt2_$1.log" timeout 120 "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg \
+    --train.steps=40 --log.every=10 --train.global_batch=16 --train.grad_accum=1 \
+    --data.type=synthetic_tokens --data.samples=1024 --data.vocab=50257 --eval.every=0 \
+    --checkpoint.keep_best=false --checkpoint.every=40 --train.resume=none \
+    --run.dir=/tmp/gpt2_run || say "ddptrain GPT-2 run $1 FAILED (ddptrain_gpt2_$1.log)"
+}
+ddptrain_gpt2 1
+peak_memory "$out/pytorch_eager.log" timeout 150 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" \
+  --impl eager_foreach --impl eager_fused || say "PyTorch eager FAILED (pytorch_eager.log)"
+ddptrain_gpt2 2
+"$python" share/dev/gpu/gpt2_table.py "$out" | tee -a "$report"
+grep -hE "device|precision|optimizer state|step time|checkpoint:|error" "$out"/ddptrain_gpt2_1.log |
+  tee -a "$report"
+grep -hE "RESULT|CHECKPOINT|Error|error" "$out"/pytorch_*.log | tee -a "$report"
 
-# GPT-2 124M, bf16, NCCL, one GPU: the everyday deck shortened to 30 steps on one rank, on
-# synthetic tokens (no corpus there). The checkpoint of step 30 gives the write time.
-"$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg --train.steps=30 --log.every=10 \
-  --train.global_batch=16 --train.grad_accum=1 --data.type=synthetic_tokens --data.samples=4096 \
-  --eval.every=0 --checkpoint.keep_best=false --checkpoint.every=30 --train.resume=none \
-  --run.dir=/tmp/gpt2_run >"$out/gpt2.log" 2>&1 && say "GPT-2 124M bf16 run: done" ||
-  say "GPT-2 124M bf16 run: FAILED (gpt2.log)"
-grep -E "device|GPUs|precision|throughput|final loss|checkpoint:" "$out/gpt2.log" | tee -a "$report" || true
+# --- 5. the GPU tests: none may skip ------------------------------------------------------------
+limit=$(left)
+((limit > 30)) || limit=30
+(cd "$build" && timeout "$limit" ctest -L gpu --output-on-failure) >"$out/ctest_gpu.log" 2>&1
+rc=$?
+grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Skipped|Not Run|SKIPPED" "$out/ctest_gpu.log" | tee -a "$report"
+if ((rc != 0)); then
+  say "ctest -L gpu: FAILED (exit $rc; ctest_gpu.log)"
+  failed=1
+elif grep -qE "\*\*\*Skipped|Not Run|\[  SKIPPED \]" "$out/ctest_gpu.log"; then
+  say "ctest -L gpu: FAILED: a GPU test skipped on a machine with a GPU"
+  failed=1
+elif ! grep -q "tests passed" "$out/ctest_gpu.log"; then
+  say "ctest -L gpu: FAILED: no summary (timed out?)"
+  failed=1
+else
+  say "ctest -L gpu: passed, none skipped"
+fi
+grep -E "^(ok|FAILED|FAIL):|max relative|skipped steps|exit code|loss .* ->" "$out/ctest_gpu.log" >>"$report"
+say "done"
+exit $failed

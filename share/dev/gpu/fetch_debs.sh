@@ -20,17 +20,30 @@ packages=(
   libboost-program-options-dev libboost-program-options1.74-dev libboost-program-options1.74.0
   libboost1.74-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libgtest-dev
 )
-mkdir -p "$out"
+# The libraries those load that a base system usually has (HDF5's libcurl and libssl, Kerberos,
+# GnuTLS, zlib...): build_and_test.sh links each in only where the GPU machine lacks its soname.
+fallback=(
+  libcurl4 libnghttp2-14 libidn2-0 librtmp1 libssh2-1 libpsl5 libgssapi-krb5-2 libkrb5-3
+  libk5crypto3 libkrb5support0 libkeyutils1 libcom-err2 libldap-2.5-0 libsasl2-2 libbrotli1
+  libzstd1 libssl3 libunistring2 libgnutls30 libhogweed6 libnettle8 libgmp10 libp11-kit0
+  libtasn1-6 libffi8 libudev1 libuuid1 libatomic1 zlib1g
+)
+mkdir -p "$out/fallback"
 exclude=$(cd "$repo" && realpath "$(git rev-parse --git-path info/exclude)")
 mkdir -p "$(dirname "$exclude")"
 grep -qx '/.gpu-debs/' "$exclude" 2>/dev/null ||
   echo '/.gpu-debs/' >>"$exclude"
-missing=()
-for p in "${packages[@]}"; do
-  compgen -G "$out/${p}_*.deb" >/dev/null || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  apt-get update -qq
-  (cd "$out" && apt-get download -qq "${missing[@]}")
-fi
-echo "$(ls "$out" | wc -l) packages, $(du -sh "$out" | cut -f1) in $out"
+updated=
+download() {  # download DIR PACKAGE...: those not in DIR yet
+  local dir=$1 p missing=()
+  shift
+  for p in "$@"; do
+    compgen -G "$dir/${p}_*.deb" >/dev/null || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  [[ -n $updated ]] || { apt-get update -qq; updated=1; }
+  (cd "$dir" && apt-get download -qq "${missing[@]}")
+}
+download "$out" "${packages[@]}"
+download "$out/fallback" "${fallback[@]}"
+echo "$(ls "$out"/*.deb "$out"/fallback/*.deb | wc -l) packages, $(du -sh "$out" | cut -f1) in $out"

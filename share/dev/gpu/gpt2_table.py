@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""The GPT-2 124M benchmark table of share/dev/gpu/build_and_test.sh, from the logs it wrote.
+
+Usage: gpt2_table.py OUT_DIR
+Reads pytorch_eager.log and pytorch_compiled.log (gpt2_pytorch.py's RESULT, MATMUL and CHECKPOINT
+lines), ddptrain_gpt2_1.log and ddptrain_gpt2_2.log (ddptrain's summary and checkpoint lines) and
+the PEAK_GPU_MIB line each got. MFU = tokens/s x FLOPs per token / the bf16 matrix rate measured in
+the same call, with FLOPs per token = 6 N + 12 L d T (N: parameters without the position table;
+the attention term counts the full T x T products, as PaLM's appendix and nanoGPT do).
+"""
+import os
+import re
+import sys
+
+N_LAYER, N_EMBD, BLOCK, VOCAB = 12, 768, 1024, 50304
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def field(text, pattern, cast=float):
+    m = re.search(pattern, text)
+    return cast(m.group(1)) if m else None
+
+
+def main():
+    out = sys.argv[1]
+    eager, compiled = read(os.path.join(out, "pytorch_eager.log")), read(
+        os.path.join(out, "pytorch_compiled.log"))
+    tflops = field(eager, r"MATMUL tflops=([\d.]+)") or field(compiled, r"MATMUL tflops=([\d.]+)")
+    params = field(eager, r"params=(\d+)", int) or field(compiled, r"params=(\d+)", int)
+    if params is None:  # the same architecture: embeddings, 12 blocks, final norm, tied head
+        d = N_EMBD
+        params = VOCAB * d + BLOCK * d + N_LAYER * (12 * d * d + 13 * d) + 2 * d
+    flops_per_token = 6 * (params - BLOCK * N_EMBD) + 12 * N_LAYER * N_EMBD * BLOCK
+    rows = []
+    for text, impl in ((eager, "eager_foreach"), (eager, "eager_fused"),
+                       (compiled, "compiled_fused")):
+        line = next((l for l in text.splitlines() if l.startswith("RESULT impl=%s " % impl)), None)
+        if line is None:
+            rows.append(("PyTorch " + impl, None, "", None, None, None))
+            continue
+        rows.append(("PyTorch " + impl, field(line, r"tokens_per_s=([\d.]+)"),
+                     field(line, r"spread=(\S+)", str), field(line, r"peak_alloc_gib=([\d.]+)"),
+                     field(text, r"PEAK_GPU_MIB=(\d+)"),
+                     field(text, r"CHECKPOINT impl=%s seconds=([\d.]+)" % impl)))
+    for run in (1, 2):
+        text = read(os.path.join(out, "ddptrain_gpt2_%d.log" % run))
+        rows.append(("ddptrain run %d" % run, field(text, r"samples/s, (\d+) tokens/s"),
+                     "", None, field(text, r"PEAK_GPU_MIB=(\d+)"),
+                     field(text, r"checkpoint: .* write ([\d.]+) s\)")))
+    print("GPT-2 124M (%d parameters), bf16, one GPU, batch 16 x 1024 tokens; bf16 matmul "
+          "measured %s TFLOP/s; %.3g FLOP per token" % (params, tflops, flops_per_token))
+    print("| run | tokens/s | spread (3 chunks) | MFU | peak GPU memory (nvidia-smi) | "
+          "peak allocated | checkpoint write s |")
+    print("|---|---|---|---|---|---|---|")
+    for name, rate, spread, alloc, smi, ckpt in rows:
+        mfu = "%.1f%%" % (100 * rate * flops_per_token / (tflops * 1e12)) if rate and tflops else "-"
+        print("| %s | %s | %s | %s | %s | %s | %s |" % (
+            name, "%.0f" % rate if rate else "FAILED", spread or "-", mfu,
+            "%d MiB" % smi if smi else "-", "%.2f GiB" % alloc if alloc else "-",
+            "%.3f" % ckpt if ckpt else "-"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
