@@ -30,6 +30,10 @@ build=${BUILD:-$repo/build-gpu}
 python=$(command -v "${PYTHON:-python3}")
 budget=${BUDGET_S:-540}
 report=$out/report.txt
+# $OUT brings back at most 8 files: the report, the executables and one archive of the logs.
+logs=${LOGS:-/tmp/ddptrain-gpu-logs}
+rm -rf "$logs" && mkdir -p "$logs"
+trap 'tar -czf "$out/logs.tar.gz" -C "$logs" .' EXIT
 say() { echo "[$((SECONDS - started)) s] $*" | tee -a "$report"; }
 left() { echo $((budget - (SECONDS - started))); }
 : >"$report"
@@ -102,42 +106,43 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=c
 bench=(--batch 16 --block 1024 --steps 10 --chunks 3)
 if [[ ${1:-} != --configure-only && -z ${BIN_TARBALL:-} ]]; then
   timeout 300 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" --impl compiled_fused \
-    >"$out/pytorch_compiled.log" 2>&1 &
+    >"$logs/pytorch_compiled.log" 2>&1 &
   compiled_pid=$!
 fi
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$torch_cmake;$prefix/usr" \
+  -DMPI_C_COMPILER="$prefix/usr/bin/mpicc" -DMPI_CXX_COMPILER="$prefix/usr/bin/mpicxx" \
+  -DMPIEXEC_EXECUTABLE="$prefix/usr/bin/mpirun" \
+  -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5pcc" \
+  -DCMAKE_LIBRARY_PATH="$prefix/linkstubs" \
+  -DDDPTRAIN_TORCH_PYTHON="$python" \
+  -DCMAKE_EXE_LINKER_FLAGS="-Wl,--allow-shlib-undefined -Wl,-rpath,$torch_lib" \
+  -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
+  "${cuda_args[@]}" >"$logs/configure.log" 2>&1
+rc=$?
+grep -E "ddptrain:|CMake (Error|Warning)" "$logs/configure.log" | head -20 | tee -a "$report"
+((rc == 0)) || { tail -40 "$logs/configure.log"; say "configure FAILED (configure.log)"; exit 1; }
+grep -E "^(MPI_CXX_COMPILER|HDF5_C_COMPILER_EXECUTABLE|Torch_DIR|DDPTRAIN_NCCL_LIBRARY):" \
+  "$build/CMakeCache.txt" | tee -a "$report"
+[[ ${1:-} == --configure-only ]] && exit 0
 if [[ -n ${BIN_TARBALL:-} ]]; then
-  mkdir -p "$build" && tar -xzf "$BIN_TARBALL" -C "$build"
-  say "executables from $BIN_TARBALL (no build)"
+  rm -rf "$build/bin" && tar -xzf "$BIN_TARBALL" -C "$build" && mv "$build/ddptrain-bin" "$build/bin"
+  say "executables from $BIN_TARBALL (not built here)"
 else
-  generator=()
-  command -v ninja >/dev/null && generator=(-G Ninja)
-  cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_PREFIX_PATH="$torch_cmake;$prefix/usr" \
-    -DMPI_C_COMPILER="$prefix/usr/bin/mpicc" -DMPI_CXX_COMPILER="$prefix/usr/bin/mpicxx" \
-    -DMPIEXEC_EXECUTABLE="$prefix/usr/bin/mpirun" \
-    -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5pcc" \
-    -DCMAKE_LIBRARY_PATH="$prefix/linkstubs" \
-    -DDDPTRAIN_TORCH_PYTHON="$python" \
-    -DCMAKE_EXE_LINKER_FLAGS="-Wl,--allow-shlib-undefined -Wl,-rpath,$torch_lib" \
-    -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
-    "${cuda_args[@]}" >"$out/configure.log" 2>&1
-  rc=$?
-  grep -E "ddptrain:|CMake (Error|Warning)" "$out/configure.log" | head -20 | tee -a "$report"
-  ((rc == 0)) || { tail -40 "$out/configure.log"; say "configure FAILED (configure.log)"; exit 1; }
-  grep -E "^(MPI_CXX_COMPILER|HDF5_C_COMPILER_EXECUTABLE|Torch_DIR|DDPTRAIN_NCCL_LIBRARY):" \
-    "$build/CMakeCache.txt" | tee -a "$report"
-  [[ ${1:-} == --configure-only ]] && exit 0
   timeout 330 cmake --build "$build" -j "$(nproc)" \
-    --target ddptrain ddptrain-h5probe ddptrain_mpi_tests >"$out/build.log" 2>&1
+    --target ddptrain ddptrain-h5probe ddptrain_mpi_tests >"$logs/build.log" 2>&1
   rc=$?
-  ((rc == 0)) || { grep -m20 -B2 -A8 "error" "$out/build.log"; tail -5 "$out/build.log"; say "build FAILED (exit $rc, build.log)"; exit 1; }
+  ((rc == 0)) || { grep -m20 -B2 -A8 "error" "$logs/build.log"; tail -5 "$logs/build.log"; say "build FAILED (exit $rc, build.log)"; exit 1; }
   say "built: $(ls "$build/bin" | tr '\n' ' ')"
-  tar -czf "$out/bin.tar.gz" -C "$build" bin
+  rm -rf /tmp/ddptrain-bin && cp -r "$build/bin" /tmp/ddptrain-bin && strip /tmp/ddptrain-bin/* 2>/dev/null
+  tar -czf "$out/bin.tar.gz" -C /tmp ddptrain-bin
 fi
 missing=$(ldd "$build/bin/ddptrain" | grep "not found" || true)
 [[ -z $missing ]] || say "unresolved libraries: $missing"
-"$build/bin/ddptrain" info >"$out/info.txt" 2>&1
-grep -E "device|GPUs|backend|NCCL|LibTorch" "$out/info.txt" | tee -a "$report"
+"$build/bin/ddptrain" info >"$logs/info.txt" 2>&1
+grep -E "device|GPUs|backend|NCCL|LibTorch" "$logs/info.txt" | tee -a "$report"
 if [[ -n ${compiled_pid:-} ]]; then
   wait "$compiled_pid" || say "torch.compile variant FAILED (pytorch_compiled.log)"
 fi
@@ -160,39 +165,39 @@ peak_memory() {
 }
 ddptrain_gpt2() {  # ddptrain_gpt2 N: the everyday deck on one GPU, batch 16 x 1024, 40 steps
   rm -rf /tmp/gpt2_run
-  peak_memory "$out/ddptrain_gpt2_$1.log" timeout 120 "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg \
+  peak_memory "$logs/ddptrain_gpt2_$1.log" timeout 120 "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg \
     --train.steps=40 --log.every=10 --train.global_batch=16 --train.grad_accum=1 \
     --data.type=synthetic_tokens --data.samples=1024 --data.vocab=50257 --eval.every=0 \
     --checkpoint.keep_best=false --checkpoint.every=40 --train.resume=none \
     --run.dir=/tmp/gpt2_run || say "ddptrain GPT-2 run $1 FAILED (ddptrain_gpt2_$1.log)"
 }
 ddptrain_gpt2 1
-peak_memory "$out/pytorch_eager.log" timeout 150 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" \
+peak_memory "$logs/pytorch_eager.log" timeout 150 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" \
   --impl eager_foreach --impl eager_fused || say "PyTorch eager FAILED (pytorch_eager.log)"
 ddptrain_gpt2 2
-"$python" share/dev/gpu/gpt2_table.py "$out" | tee -a "$report"
-grep -hE "device|precision|optimizer state|step time|checkpoint:|error" "$out"/ddptrain_gpt2_1.log |
+"$python" share/dev/gpu/gpt2_table.py "$logs" | tee -a "$report"
+grep -hE "device|precision|optimizer state|step time|checkpoint:|error" "$logs"/ddptrain_gpt2_1.log |
   tee -a "$report"
-grep -hE "RESULT|CHECKPOINT|Error|error" "$out"/pytorch_*.log | tee -a "$report"
+grep -hE "RESULT|CHECKPOINT|Error|error" "$logs"/pytorch_*.log | tee -a "$report"
 
 # --- 5. the GPU tests: none may skip ------------------------------------------------------------
 limit=$(left)
 ((limit > 30)) || limit=30
-(cd "$build" && timeout "$limit" ctest -L gpu --output-on-failure) >"$out/ctest_gpu.log" 2>&1
+(cd "$build" && timeout "$limit" ctest -L gpu -V) >"$logs/ctest_gpu.log" 2>&1
 rc=$?
-grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Skipped|Not Run|SKIPPED" "$out/ctest_gpu.log" | tee -a "$report"
+grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Skipped|Not Run|SKIPPED" "$logs/ctest_gpu.log" | tee -a "$report"
 if ((rc != 0)); then
   say "ctest -L gpu: FAILED (exit $rc; ctest_gpu.log)"
   failed=1
-elif grep -qE "\*\*\*Skipped|Not Run|\[  SKIPPED \]" "$out/ctest_gpu.log"; then
+elif grep -qE "\*\*\*Skipped|Not Run|\[  SKIPPED \]" "$logs/ctest_gpu.log"; then
   say "ctest -L gpu: FAILED: a GPU test skipped on a machine with a GPU"
   failed=1
-elif ! grep -q "tests passed" "$out/ctest_gpu.log"; then
+elif ! grep -q "tests passed" "$logs/ctest_gpu.log"; then
   say "ctest -L gpu: FAILED: no summary (timed out?)"
   failed=1
 else
   say "ctest -L gpu: passed, none skipped"
 fi
-grep -E "^(ok|FAILED|FAIL):|max relative|skipped steps|exit code|loss .* ->" "$out/ctest_gpu.log" >>"$report"
+grep -E "^(ok|FAILED|FAIL):|max relative|skipped steps|exit code|loss .* ->" "$logs/ctest_gpu.log" >>"$report"
 say "done"
 exit $failed
