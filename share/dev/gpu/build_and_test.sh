@@ -77,6 +77,10 @@ for tool in mpirun mpiexec mpicc mpicxx; do ln -sf "$tool.openmpi" "$prefix/usr/
 sed "s|^prefix=\"/usr\"|prefix=\"$prefix/usr\"|" "$prefix/usr/bin/h5pcc.openmpi" >"$prefix/usr/bin/h5pcc"
 chmod +x "$prefix/usr/bin/h5pcc"
 
+# The wheel's include folder carries its own fmt (11 or later), which Debian 12's spdlog 1.10 does
+# not compile with; -isystem in CMAKE_CXX_FLAGS puts the prefix's fmt 9 ahead of it (ddptrain
+# includes none of the LibTorch headers that use fmt: the profiler's and c10d's).
+
 # --- LibTorch (CUDA), CUDA toolkit, NCCL from the machine ---------------------------------------
 torch_cmake=${TORCH_CMAKE:-$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')}
 torch_lib=$("$python" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
@@ -117,6 +121,7 @@ cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DMPIEXEC_EXECUTABLE="$prefix/usr/bin/mpirun" \
   -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5pcc" \
   -DCMAKE_LIBRARY_PATH="$prefix/linkstubs" \
+  -DCMAKE_CXX_FLAGS="-isystem $prefix/usr/include" \
   -DDDPTRAIN_TORCH_PYTHON="$python" \
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,--allow-shlib-undefined -Wl,-rpath,$torch_lib" \
   -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
