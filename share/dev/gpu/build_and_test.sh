@@ -78,8 +78,13 @@ sed "s|^prefix=\"/usr\"|prefix=\"$prefix/usr\"|" "$prefix/usr/bin/h5pcc.openmpi"
 chmod +x "$prefix/usr/bin/h5pcc"
 
 # The wheel's include folder carries its own fmt (11 or later), which Debian 12's spdlog 1.10 does
-# not compile with; -isystem in CMAKE_CXX_FLAGS puts the prefix's fmt 9 ahead of it (ddptrain
-# includes none of the LibTorch headers that use fmt: the profiler's and c10d's).
+# not compile with, and it comes before the prefix's among the -isystem folders. A folder of its
+# own holding only fmt 9 and spdlog, given with -I, is searched before every -isystem folder (the
+# prefix's include folder itself cannot be: GCC ignores -I for a folder also given as -isystem).
+# ddptrain includes none of the LibTorch headers that use fmt (the profiler's and c10d's).
+mkdir -p "$prefix/fmt9/include"
+ln -sfn "$prefix/usr/include/fmt" "$prefix/fmt9/include/fmt"
+ln -sfn "$prefix/usr/include/spdlog" "$prefix/fmt9/include/spdlog"
 
 # --- LibTorch (CUDA), CUDA toolkit, NCCL from the machine ---------------------------------------
 torch_cmake=${TORCH_CMAKE:-$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')}
@@ -121,7 +126,7 @@ cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DMPIEXEC_EXECUTABLE="$prefix/usr/bin/mpirun" \
   -DHDF5_C_COMPILER_EXECUTABLE="$prefix/usr/bin/h5pcc" \
   -DCMAKE_LIBRARY_PATH="$prefix/linkstubs" \
-  -DCMAKE_CXX_FLAGS="-isystem $prefix/usr/include" \
+  -DCMAKE_CXX_FLAGS="-I$prefix/fmt9/include" \
   -DDDPTRAIN_TORCH_PYTHON="$python" \
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,--allow-shlib-undefined -Wl,-rpath,$torch_lib" \
   -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
