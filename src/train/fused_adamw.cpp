@@ -1,6 +1,7 @@
 #include "train/fused_adamw.hpp"
 
 #include <ATen/Parallel.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -97,34 +98,64 @@ bool fusable(const torch::Tensor& param) {
          !param.grad().is_sparse();
 }
 
+bool cuda_fusable(const torch::Tensor& param) {
+#if TORCH_VERSION_MAJOR >= 2  // at::_fused_adamw_ came with 2.0
+  return param.is_cuda() && param.scalar_type() == torch::kFloat &&
+         param.grad().scalar_type() == torch::kFloat && !param.grad().is_sparse() &&
+         param.grad().device() == param.device();
+#else
+  (void)param;
+  return false;
+#endif
+}
+
+// The parameter's AdamW state, made on first use (zero moments, step 0).
+template <class StateMap>
+torch::optim::AdamWParamState& adamw_state(StateMap& states, const torch::Tensor& p) {
+  auto& slot = states[state_key(states, p)];
+  if (!slot) {
+    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+    fresh->step(0);
+    fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    slot = std::move(fresh);
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*slot);
+}
+
 }  // namespace
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
+  bool any = false;
+  bool cpu = true;
+  bool cuda = true;
   for (const auto& group : param_groups_) {
     for (const auto& p : group.params()) {
-      if (p.grad().defined() && !fusable(p)) return torch::optim::AdamW::step(std::move(closure));
+      if (!p.grad().defined()) continue;
+      any = true;
+      cpu = cpu && fusable(p);
+      cuda = cuda && cuda_fusable(p);
     }
   }
+  if (any && !cpu && !cuda) return torch::optim::AdamW::step(std::move(closure));
   torch::Tensor loss;
   if (closure) {
     torch::AutoGradMode enable_grad(true);
     loss = closure();
   }
   torch::NoGradGuard no_grad;
+  if (any && cpu) cpu_step();
+  if (any && !cpu) cuda_step();
+  return loss;
+}
+
+void FusedAdamW::cpu_step() {
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     TORCH_CHECK(!options.amsgrad(), "FusedAdamW: amsgrad is not supported");
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto& slot = state_[state_key(state_, p)];
-      if (!slot) {
-        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->step(0);
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        slot = std::move(fresh);
-      }
-      auto& state = static_cast<torch::optim::AdamWParamState&>(*slot);
+      auto& state = adamw_state(state_, p);
       state.step(state.step() + 1);
       const auto [beta1, beta2] = options.betas();
       const double bias_correction1 = 1 - std::pow(beta1, state.step());
@@ -153,7 +184,42 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       });
     }
   }
-  return loss;
+}
+
+void FusedAdamW::cuda_step() {
+#if TORCH_VERSION_MAJOR >= 2
+  for (auto& group : param_groups_) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    TORCH_CHECK(!options.amsgrad(), "FusedAdamW: amsgrad is not supported");
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, counts, advanced;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& state = adamw_state(state_, p);
+      DeviceStep& device = device_steps_[p.unsafeGetTensorImpl()];
+      if (!device.count.defined()) device.count = torch::empty({}, p.options());
+      // One launch advances every count that followed the state; a count that did not (the
+      // first step, a resume) is set from it.
+      if (device.value == state.step()) {
+        advanced.push_back(device.count);
+      } else {
+        device.count.fill_(static_cast<double>(state.step() + 1));
+      }
+      state.step(state.step() + 1);
+      device.value = state.step();
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(state.exp_avg());
+      exp_avg_sqs.push_back(state.exp_avg_sq());
+      counts.push_back(device.count);
+    }
+    if (params.empty()) continue;
+    if (!advanced.empty()) at::_foreach_add_(advanced, 1);
+    const auto [beta1, beta2] = options.betas();
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, counts,
+                      options.lr(), beta1, beta2, options.weight_decay(), options.eps(),
+                      /*amsgrad=*/false, /*maximize=*/false);
+  }
+#endif
 }
 
 }  // namespace ddpt

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "train/optimizer.hpp"
@@ -173,7 +174,8 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   } update_lap{timer, split_.update};
   // A NaN or inf on any rank reaches every rank's averaged gradients through the all-reduce, so
   // every rank makes the same decision here, and skips the step together.
-  const bool finite = engine_->reducer().gradients_finite();
+  std::optional<double> norm;
+  const bool finite = gradients_finite(norm);
   if (scaler_) {
     const double scale = scaler_->scale();
     scaler_->update(finite);
@@ -202,7 +204,7 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   bad_in_a_row_ = 0;
   // The averaged gradients are identical on every rank, so every rank clips alike without talking.
   if (config_.optim.clip > 0) {
-    unclipped_norm_ = engine_->reducer().gradient_norm();
+    unclipped_norm_ = norm ? *norm : engine_->reducer().gradient_norm();
     if (unclipped_norm_ > config_.optim.clip) {
       engine_->reducer().scale_gradients(config_.optim.clip / (unclipped_norm_ + kClipEpsilon));
     }
@@ -212,6 +214,16 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   optimizer_->step();
   if (ema_) ema_->update();
   return step_loss.item<double>();
+}
+
+bool Trainer::gradients_finite(std::optional<double>& norm) {
+  // When clipping needs the norm anyway (and no loss scale comes off first), the norm, summed in
+  // double (float values cannot overflow it), answers both questions with one read-back.
+  if (config_.optim.clip > 0 && !scaler_) {
+    norm = engine_->reducer().gradient_norm();
+    return std::isfinite(*norm);
+  }
+  return engine_->reducer().gradients_finite();
 }
 
 std::optional<double> Trainer::train_step_or_explain(int64_t step, BatchPrefetcher& batches) {

@@ -107,6 +107,9 @@ class Trainer : public Checkpointed {
   // gradients); NumericalError after train.max_bad_steps skipped steps in a row. Adds the time of
   // its phases to split_.
   std::optional<double> train_step(int64_t step, BatchPrefetcher& batches);
+  // Whether the averaged gradients are all finite; sets `norm` to their norm when clipping will
+  // need it (computed once for both).
+  bool gradients_finite(std::optional<double>& norm);
   // train_step, with LibTorch's CUDA out-of-memory error rethrown as OutOfMemoryError (exit 6)
   // naming the step and the batch size that did not fit.
   std::optional<double> train_step_or_explain(int64_t step, BatchPrefetcher& batches);

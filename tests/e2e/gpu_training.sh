@@ -41,7 +41,7 @@ train() {
   shift
   "$mpiexec" -np 1 "$ddptrain" train "$deck" --data.samples=4096 --train.steps=30 \
     --log.every=1 --checkpoint.every=10 --run.dir="$work/$dir" "$@" >"$work/$dir.log" 2>&1 ||
-    { echo "run $dir failed: $(grep -m3 "error" "$work/$dir.log" || tail -3 "$work/$dir.log")"; return 1; }
+    { echo "run $dir failed:"; tail -30 "$work/$dir.log"; return 1; }
 }
 on_cpu() { CUDA_VISIBLE_DEVICES='' "$@"; }
 # difference A B STEP: max over parameters of ||a - b|| / ||a|| at STEP's checkpoints.
@@ -181,7 +181,7 @@ more_ranks_than_gpus_refused() {
   "$mpiexec" -np $((gpus + 1)) --oversubscribe "$ddptrain" train "$deck" --train.steps=2 \
     --run.dir="$work/shared_gpu" >"$work/shared_gpu.log" 2>&1
   rc=$?
-  echo "$((gpus + 1)) ranks on $gpus GPU(s): exit code $rc; $(grep -m1 "error:" "$work/shared_gpu.log")"
+  echo "$((gpus + 1)) ranks on $gpus GPU(s): exit code $rc; $(grep -m1 "ddptrain: error:" "$work/shared_gpu.log")"
   [[ $rc -eq 2 ]] && grep -q "$((gpus + 1)) ranks on this node but $gpus GPU(s) visible" "$work/shared_gpu.log"
 }
 check "more ranks than GPUs on a node: refused, exit 2" more_ranks_than_gpus_refused
@@ -194,8 +194,8 @@ out_of_memory_is_exit_6() {
     --model.n_embd=256 --train.batch_size=4096 --train.steps=2 --run.dir="$work/oom" \
     >"$work/oom.log" 2>&1
   rc=$?
-  errors=$(grep -c "error:" "$work/oom.log")
-  echo "exit code $rc; $(grep "error:" "$work/oom.log")"
+  errors=$(grep -c "ddptrain: error:" "$work/oom.log")
+  echo "exit code $rc; $(grep "ddptrain: error:" "$work/oom.log")"
   [[ $rc -eq 6 && $errors -eq 1 ]] && grep -q "out of GPU memory in step 1 at train.batch_size = 4096" "$work/oom.log"
 }
 check "CUDA out of memory: exit 6 naming the batch size" out_of_memory_is_exit_6

@@ -3,13 +3,15 @@
 
 Usage: gpt2_table.py OUT_DIR
 Reads pytorch_eager.log and pytorch_compiled.log (gpt2_pytorch.py's RESULT, MATMUL and CHECKPOINT
-lines), ddptrain_gpt2_1.log and ddptrain_gpt2_2.log (ddptrain's summary and checkpoint lines) and
+lines), ddptrain_gpt2_1.log and ddptrain_gpt2_2.log (ddptrain's progress rows of steps 11..50:
+median and spread of their samples/s; and the checkpoint line) and
 the PEAK_GPU_MIB line each got. MFU = tokens/s x FLOPs per token / the bf16 matrix rate measured in
 the same call, with FLOPs per token = 6 N + 12 L d T (N: parameters without the position table;
 the attention term counts the full T x T products, as PaLM's appendix and nanoGPT do).
 """
 import os
 import re
+import statistics
 import sys
 
 N_LAYER, N_EMBD, BLOCK, VOCAB = 12, 768, 1024, 50304
@@ -51,12 +53,18 @@ def main():
                      field(text, r"CHECKPOINT impl=%s seconds=([\d.]+)" % impl)))
     for run in (1, 2):
         text = read(os.path.join(out, "ddptrain_gpt2_%d.log" % run))
-        rows.append(("ddptrain run %d" % run, field(text, r"samples/s, (\d+) tokens/s"),
-                     "", None, field(text, r"PEAK_GPU_MIB=(\d+)"),
+        # Rows "step N/60 ... samples/s X": the first holds the warm-up, the last the checkpoint.
+        steady = [float(m.group(2)) * BLOCK for m in
+                  re.finditer(r"^step +(\d+)/(?:\d+) .*?samples/s ([\d.]+)", text, re.M)
+                  if 10 < int(m.group(1)) <= 50]
+        rate = statistics.median(steady) if steady else None
+        rows.append(("ddptrain run %d" % run, rate,
+                     "%.0f..%.0f" % (min(steady), max(steady)) if steady else "", None,
+                     field(text, r"PEAK_GPU_MIB=(\d+)"),
                      field(text, r"checkpoint: .* write ([\d.]+) s\)")))
     print("GPT-2 124M (%d parameters), bf16, one GPU, batch 16 x 1024 tokens; bf16 matmul "
           "measured %s TFLOP/s; %.3g FLOP per token" % (params, tflops, flops_per_token))
-    print("| run | tokens/s | spread (3 chunks) | MFU | peak GPU memory (nvidia-smi) | "
+    print("| run | tokens/s | spread (PyTorch: 3 chunks of 10 steps; ddptrain: 4 rows of 10) | MFU | peak GPU memory (nvidia-smi) | "
           "peak allocated | checkpoint write s |")
     print("|---|---|---|---|---|---|---|")
     for name, rate, spread, alloc, smi, ckpt in rows:
