@@ -71,8 +71,9 @@ export LIBRARY_PATH=$prefix/linkstubs${LIBRARY_PATH:+:$LIBRARY_PATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1  # one node: no fabric plugins to probe
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-# The machine's own PMIx plugins (another PMIx build) are found too and fail to load, loudly.
-export PMIX_MCA_mca_base_component_show_load_errors=0 PMIX_MCA_pcompress_base_silence_warning=1
+# The machine's own PMIx plugins (another PMIx build) are found too and fail to load (two
+# harmless lines per launch); without the zlib one, PMIx warns that it cannot compress.
+export PMIX_MCA_pcompress_base_silence_warning=1
 # Debian's mpirun/mpicxx are alternatives links that dpkg -x does not make.
 for tool in mpirun mpiexec mpicc mpicxx; do ln -sf "$tool.openmpi" "$prefix/usr/bin/$tool"; done
 # h5pcc is a script with its prefix written in.
