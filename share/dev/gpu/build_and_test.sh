@@ -160,6 +160,19 @@ if [[ -n ${compiled_pid:-} ]]; then
   wait "$compiled_pid" || say "torch.compile variant FAILED (pytorch_compiled.log)"
 fi
 
+# Open question (NOTES.md): with CUBLAS_WORKSPACE_CONFIG set, ddptrain crashed in LibTorch's
+# regex that parses it. Does PyTorch alone crash, and do ddptrain and python load the same C++
+# runtime?
+CUBLAS_WORKSPACE_CONFIG=:4096:8 timeout 60 "$python" -c "
+import torch
+a = torch.randn(64, 64, device='cuda')
+(a @ a).sum().item()
+maps = open('/proc/self/maps').read().split()
+print('python + torch with CUBLAS_WORKSPACE_CONFIG: matmul ran; C++ runtime',
+      sorted({m for m in maps if 'libstdc++' in m}))" >"$logs/cublas_config.log" 2>&1
+say "exit $?: $(tail -1 "$logs/cublas_config.log")"
+say "ddptrain's C++ runtime: $(ldd "$build/bin/ddptrain" | awk '/libstdc/ {print $3}')"
+
 # --- 4. GPT-2 124M bf16: ddptrain, PyTorch eager, ddptrain again -------------------------------
 # peak_memory LOG COMMAND...: runs COMMAND (output to LOG), samples the GPU's used memory every
 # 100 ms, appends "PEAK_GPU_MIB=N" to LOG.
