@@ -27,8 +27,9 @@
 
 namespace {
 
-constexpr rlim_t kAddressSpaceBytes = ddpt::probe::kAddressSpaceBytes;  // the damaged headers above
-// asked for 1.7 GB at once and then more
+// Address space the walk may take (the damaged headers in tests/fuzz/hdf5_crashes asked for 1.7 GB
+// at once, then more).
+constexpr rlim_t kAddressSpaceBytes = ddpt::probe::kAddressSpaceBytes;
 // CPU time the walk may take, beyond any deadline of its caller.
 constexpr rlim_t kCpuSeconds = 600;
 // Beyond these a file is not one ddptrain wrote or reads; a cycle of hard links would not end.

@@ -143,9 +143,13 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     torch::AutoGradMode enable_grad(true);
     loss = closure();
   }
+  if (!any) return loss;
   torch::NoGradGuard no_grad;
-  if (any && cpu) cpu_step();
-  if (any && !cpu) cuda_step();
+  if (cpu) {
+    cpu_step();
+  } else {
+    cuda_step();
+  }
   return loss;
 }
 
