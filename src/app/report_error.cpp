@@ -1,9 +1,8 @@
-#include <cstdio>
-
 #include "app/commands.hpp"
 #include "comm/make_communicator.hpp"
 #include "util/error.hpp"
 #include "util/error_text.hpp"
+#include "util/stderr_line.hpp"
 
 namespace ddpt {
 
@@ -15,8 +14,7 @@ int report_error(const std::exception& error, MpiEnv* mpi) {
   if (collective) {
     // Every rank raised the same error: one report, then every rank exits normally.
     if (rank == 0) {
-      std::fprintf(stderr, "ddptrain: error: %s\n",
-                   error_text(error, /*with_where=*/false).c_str());
+      write_stderr_line("ddptrain: error: " + error_text(error, /*with_where=*/false));
     }
     return code;
   }

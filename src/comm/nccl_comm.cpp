@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
 #ifdef DDPTRAIN_TORCH_CUDA
@@ -14,6 +13,7 @@
 #include "runtime/cuda_check.hpp"
 #include "util/check.hpp"
 #include "util/process_identity.hpp"
+#include "util/stderr_line.hpp"
 #include "util/versions.hpp"
 
 namespace ddpt {
@@ -125,8 +125,7 @@ NcclComm::~NcclComm() {
   // ncclCommAbort, where waiting could block forever on a peer that is gone.
   if (handle_.ends_by_abort()) return;
   if (cudaStreamSynchronize(stream_.get()) != cudaSuccess) {
-    std::fprintf(stderr, "%s warning: NCCL communicator did not shut down cleanly\n",
-                 process_tag().c_str());
+    write_stderr_line(process_tag() + " warning: NCCL communicator did not shut down cleanly");
     handle_.abort();  // ncclCommDestroy would wait on the failed stream
   }
 }

@@ -1,13 +1,13 @@
 #include "comm/nccl_handle.hpp"
 
 #include <atomic>
-#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <set>
 
 #include "runtime/cuda_check.hpp"
 #include "util/process_identity.hpp"
+#include "util/stderr_line.hpp"
 
 namespace ddpt {
 
@@ -62,8 +62,7 @@ NcclHandle::~NcclHandle() {
     return;
   }
   if (ncclCommDestroy(state_->comm) != ncclSuccess) {
-    std::fprintf(stderr, "%s warning: NCCL communicator did not shut down cleanly\n",
-                 process_tag().c_str());
+    write_stderr_line(process_tag() + " warning: NCCL communicator did not shut down cleanly");
   }
 }
 

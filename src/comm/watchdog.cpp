@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "comm/make_communicator.hpp"
@@ -13,6 +12,7 @@
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/process_identity.hpp"
+#include "util/stderr_line.hpp"
 
 namespace ddpt {
 namespace {
@@ -192,16 +192,12 @@ void Watchdog::on_timeout(const Entry& entry) {
   }
   if (reporter == rank_) {
     const std::string text = report(entry, answers);
-    std::fprintf(stderr, "%s\n", text.c_str());
-    std::fflush(stderr);
+    write_stderr_line(text);
     log_to_file_only(text);  // run.dir/log.txt, where rank 0 keeps it
   } else {
-    std::fprintf(stderr,
-                 "%s ddptrain: error: '%s' at step %lld timed out (dist.timeout_s = %g); rank %d "
-                 "reports\n",
-                 process_tag().c_str(), entry.what.c_str(), static_cast<long long>(entry.step),
-                 timeout_s_, reporter);
-    std::fflush(stderr);
+    write_stderr_line(fmt::format(
+        "{} ddptrain: error: '{}' at step {} timed out (dist.timeout_s = {}); rank {} reports",
+        process_tag(), entry.what, entry.step, timeout_s_, reporter));
     std::this_thread::sleep_for(kReporterGrace);
   }
   abort_device_communicators();

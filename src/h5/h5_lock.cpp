@@ -1,8 +1,10 @@
 #include "h5/h5_lock.hpp"
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "util/stderr_line.hpp"
 
 namespace ddpt {
 namespace {
@@ -35,10 +37,10 @@ Hdf5SharedScope::~Hdf5SharedScope() {
 
 void expect_hdf5_lock(const char* call) noexcept {
   if (locks_held > 0 || shared_scopes.load(std::memory_order_relaxed) == 0) return;
-  std::fprintf(stderr,
-               "ddptrain: internal error: HDF5 call without the HDF5 lock while another thread "
-               "uses HDF5 (a background checkpoint write, the batch prefetcher): %s\n",
-               call);
+  write_stderr_line(std::string("ddptrain: internal error: HDF5 call without the HDF5 lock while "
+                                "another thread uses HDF5 (a background checkpoint write, the "
+                                "batch prefetcher): ") +
+                    call);
   std::abort();
 }
 

@@ -1,10 +1,10 @@
 #include "runtime/mpi_env.hpp"
 
 #include <array>
-#include <cstdio>
 
 #include "util/check.hpp"
 #include "util/process_identity.hpp"
+#include "util/stderr_line.hpp"
 
 namespace ddpt {
 
@@ -55,7 +55,7 @@ MpiEnv::~MpiEnv() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && MPI_Finalize() != MPI_SUCCESS) {
-    std::fprintf(stderr, "%s warning: MPI_Finalize failed\n", process_tag().c_str());
+    write_stderr_line(process_tag() + " warning: MPI_Finalize failed");
   }
 }
 

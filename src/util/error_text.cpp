@@ -2,10 +2,9 @@
 
 #include <c10/util/Exception.h>
 
-#include <cstdio>
-
 #include "util/error.hpp"
 #include "util/process_identity.hpp"
+#include "util/stderr_line.hpp"
 
 namespace ddpt {
 
@@ -29,9 +28,7 @@ int exit_code_of(const std::exception& error) {
 }
 
 void print_rank_error(const std::exception& error) {
-  std::fprintf(stderr, "%s ddptrain: error: %s\n", process_tag().c_str(),
-               error_text(error).c_str());
-  std::fflush(stderr);
+  write_stderr_line(process_tag() + " ddptrain: error: " + error_text(error));
 }
 
 }  // namespace ddpt

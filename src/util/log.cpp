@@ -1,4 +1,5 @@
 #include "util/log.hpp"
+#include "util/stderr_line.hpp"
 
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -79,9 +80,7 @@ class ConsoleSink final : public spdlog::sinks::base_sink<std::mutex> {
 void report_log_file_error(const std::string& message) {
   static std::atomic<bool> reported{false};
   if (reported.exchange(true)) return;
-  std::fprintf(stderr, "ddptrain: warning: %s; log.txt is incomplete from here on\n",
-               message.c_str());
-  std::fflush(stderr);
+  write_stderr_line("ddptrain: warning: " + message + "; log.txt is incomplete from here on");
 }
 
 }  // namespace
