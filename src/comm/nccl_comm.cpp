@@ -105,6 +105,23 @@ void require_device_contiguous(const torch::Tensor& tensor, int device, const ch
   }
 }
 
+// The unique id's broadcast and ncclCommInitRank, under the watchdog: both wait for every peer,
+// and one that died or hangs before it joins would keep this rank waiting forever.
+NcclHandle join_watched(MPI_Comm mpi_comm, int size, int rank, Watchdog* watchdog) {
+  const Watchdog::Scope scope = watch(watchdog, "NCCL communicator set-up (ncclCommInitRank)");
+  const ncclUniqueId id = broadcast_nccl_unique_id(mpi_comm);
+  return NcclHandle(size, id, rank);
+}
+
+// NCCL reports a failed peer or network on the communicator (ncclCommGetAsyncError) while this
+// rank may wait on a stream that will never finish; PyTorch's ProcessGroupNCCL polls it from its
+// watchdog likewise. The handle outlives the scope (member order in NcclComm).
+Watchdog::Scope watch_async_error(Watchdog* watchdog, const NcclHandle& handle) {
+  if (watchdog == nullptr) return {};
+  return watchdog->watch_for_failure("NCCL communicator",
+                                     [&handle] { return handle.async_error(); });
+}
+
 }  // namespace
 
 int NcclComm::select_device(int device_index) {
@@ -117,8 +134,9 @@ NcclComm::NcclComm(MPI_Comm mpi_comm, int device_index, Watchdog* watchdog)
     : device_(select_device(device_index)),
       rank_(rank_in(mpi_comm)),
       size_(size_of(mpi_comm)),
-      handle_(size_, broadcast_nccl_unique_id(mpi_comm), rank_),
-      watchdog_(watchdog) {}
+      handle_(join_watched(mpi_comm, size_, rank_, watchdog)),
+      watchdog_(watchdog),
+      async_error_watch_(watch_async_error(watchdog, handle_)) {}
 
 NcclComm::~NcclComm() {
   // Let queued collectives finish before the communicator is destroyed; but not when it ends by

@@ -17,7 +17,9 @@ class NcclComm final : public Communicator {
  public:
   // Collective over `mpi_comm`: rank 0's unique id is broadcast over MPI, then every rank joins
   // with ncclCommInitRank on CUDA device `device_index` (needs a GPU). `watchdog` (may be null)
-  // watches every collective from its enqueueing until its completion event fires.
+  // watches that set-up (a peer that never joins would keep this rank in it forever), every
+  // collective from its enqueueing until its completion event fires, and NCCL's asynchronous
+  // error (a peer or the network failed), which ends the job at once.
   NcclComm(MPI_Comm mpi_comm, int device_index, Watchdog* watchdog = nullptr);
   // Waits for the queued collectives, then ncclCommDestroy; after an abort or during stack
   // unwinding, ncclCommAbort without waiting (see NcclHandle).
@@ -56,6 +58,8 @@ class NcclComm final : public Communicator {
   CudaEvent compute_ready_;
   NcclHandle handle_;  // after the stream: ends before it
   Watchdog* watchdog_;
+  // The watchdog's check of handle_'s asynchronous error; after handle_: ends before it.
+  Watchdog::Scope async_error_watch_;
   int64_t collectives_ = 0;  // issued so far: numbers them alike on every rank
 };
 

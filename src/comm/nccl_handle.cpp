@@ -8,6 +8,7 @@
 #include "runtime/cuda_check.hpp"
 #include "util/process_identity.hpp"
 #include "util/stderr_line.hpp"
+#include "util/versions.hpp"
 
 namespace ddpt {
 
@@ -80,7 +81,23 @@ bool NcclHandle::ends_by_abort() const noexcept {
 }
 
 void NcclHandle::abort() noexcept {
-  if (state_) abort_state(*state_);
+  if (!state_) return;
+  std::lock_guard<std::mutex> lock(registry().mutex);  // not while async_error() reads it
+  abort_state(*state_);
+}
+
+std::string NcclHandle::async_error() const {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  if (!state_ || state_->aborted.load()) return {};
+  ncclResult_t status = ncclSuccess;
+  if (ncclCommGetAsyncError(state_->comm, &status) != ncclSuccess) return {};
+  if (status == ncclSuccess) return {};
+  std::string text = ncclGetErrorString(status);
+#if DDPTRAIN_NCCL_HAS_LAST_ERROR
+  const char* last = ncclGetLastError(state_->comm);
+  if (last != nullptr && *last != '\0') text += std::string(": ") + last;
+#endif
+  return text;
 }
 
 void NcclHandle::abort_all() noexcept {

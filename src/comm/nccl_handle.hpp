@@ -11,12 +11,14 @@
 // abort() may come from another thread (the watchdog's, or the error path through abort_all())
 // while the owner still uses the handle. It only marks the handle aborted: get() keeps returning
 // the same pointer, so reading it is never a data race. An owner checks aborted() before it
-// passes get() to NCCL, and never passes it once aborted() is true.
+// passes get() to NCCL, and never passes it once aborted() is true. async_error() is the one
+// call another thread makes on a live handle.
 #pragma once
 
 #include <nccl.h>
 
 #include <memory>
+#include <string>
 
 namespace ddpt {
 
@@ -41,6 +43,12 @@ class NcclHandle {
   // ncclCommAbort, so that peers blocked in a collective with this rank fail instead of hanging.
   // Idempotent and thread-safe.
   void abort() noexcept;
+
+  // NCCL's asynchronous error (ncclCommGetAsyncError), as text with NCCL's last message; "" while
+  // the communicator is healthy, empty or aborted. For another thread (the watchdog's) while the
+  // owner uses the handle: it runs under the lock that abort() and abort_all() take, so it never
+  // reads a communicator that an abort is freeing.
+  std::string async_error() const;
 
   // Aborts every live handle of this process. The process-wide abort of the fatal-error paths
   // (report_error and the watchdog's timeout, through abort_device_communicators()): the only

@@ -75,11 +75,25 @@ void Watchdog::watch_until(std::string what, std::function<bool()> done) {
                       Clock::now(), std::move(done)});
 }
 
+Watchdog::Scope Watchdog::watch_for_failure(std::string what,
+                                            std::function<std::string()> failure) {
+  if (size_ == 1) return {};
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t id = next_id_++;
+  failure_checks_.push_back({id, std::move(what), std::move(failure)});
+  return {this, id};
+}
+
 void Watchdog::unwatch(uint64_t id) {
+  // Under the lock that first_failure() holds while it asks: once this returns, the check is not
+  // running and never runs again, so its owner may go.
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.erase(
       std::remove_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; }),
       entries_.end());
+  failure_checks_.erase(std::remove_if(failure_checks_.begin(), failure_checks_.end(),
+                                       [id](const FailureCheck& c) { return c.id == id; }),
+                        failure_checks_.end());
 }
 
 void Watchdog::loop() {
@@ -89,6 +103,7 @@ void Watchdog::loop() {
       if (wake_.wait_for(lock, kPollInterval, [this] { return stopping_; })) return;
     }
     answer_queries();
+    if (const auto failed = first_failure()) on_failure(failed->first, failed->second);
     if (const std::optional<Entry> expired = first_expired()) on_timeout(*expired);
   }
 }
@@ -101,6 +116,15 @@ std::optional<Watchdog::Entry> Watchdog::first_expired() {
                  entries_.end());
   for (const Entry& entry : entries_) {
     if (seconds_since(entry.since) > timeout_s_) return entry;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::string, std::string>> Watchdog::first_failure() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const FailureCheck& check : failure_checks_) {
+    std::string failure = check.failure();
+    if (!failure.empty()) return std::make_pair(check.what, std::move(failure));
   }
   return std::nullopt;
 }
@@ -200,6 +224,17 @@ void Watchdog::on_timeout(const Entry& entry) {
         process_tag(), entry.what, entry.step, timeout_s_, reporter));
     std::this_thread::sleep_for(kReporterGrace);
   }
+  abort_device_communicators();
+  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kTimeout));
+  std::_Exit(static_cast<int>(ExitCode::kTimeout));
+}
+
+void Watchdog::on_failure(const std::string& what, const std::string& failure) {
+  const std::string text =
+      fmt::format("{} ddptrain: error: {} failed at step {}: {}; aborting the job (exit code 5)",
+                  process_tag(), what, step_.load(std::memory_order_relaxed), failure);
+  write_stderr_line(text);
+  log_to_file_only(text);  // rank 0's run.dir/log.txt, when this is rank 0
   abort_device_communicators();
   MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kTimeout));
   std::_Exit(static_cast<int>(ExitCode::kTimeout));

@@ -5,7 +5,9 @@
 // Callers say what they are doing with watch() (a scope) or watch_until() (work that completes
 // on a CUDA stream). A thread checks the deadlines and answers the other ranks' questions over a
 // duplicate of the world communicator, so a rank busy computing or stuck in a collective of its
-// own still answers; a stopped or dead rank does not, and is named for it.
+// own still answers; a stopped or dead rank does not, and is named for it. The same thread asks
+// failure checks (watch_for_failure(): NCCL's asynchronous error) and ends the job on the first
+// failure, without waiting for a deadline.
 #pragma once
 
 #include <mpi.h>
@@ -18,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/mpi_comm_handle.hpp"
@@ -55,6 +58,12 @@ class Watchdog {
   [[nodiscard]] Scope watch(std::string what);
   // Watched until done() returns true (called from the watchdog's thread).
   void watch_until(std::string what, std::function<bool()> done);
+  // While the returned scope lives, `failure` is asked at every poll, from the watchdog's thread
+  // and under its lock (so it must be cheap and thread-safe). A non-empty answer is a failure
+  // this rank cannot recover from, such as NCCL's asynchronous error after a peer or the network
+  // failed: it is reported at once, naming `what`, and the job aborted with exit code 5, instead
+  // of waiting for a collective's deadline.
+  [[nodiscard]] Scope watch_for_failure(std::string what, std::function<std::string()> failure);
   // The optimizer step in progress, for reports.
   void set_step(int64_t step) { step_.store(step, std::memory_order_relaxed); }
 
@@ -65,6 +74,11 @@ class Watchdog {
     int64_t step = 0;
     Clock::time_point since;
     std::function<bool()> done;  // empty for scopes
+  };
+  struct FailureCheck {
+    uint64_t id = 0;
+    std::string what;
+    std::function<std::string()> failure;
   };
   struct Answer {
     int rank = 0;
@@ -77,6 +91,10 @@ class Watchdog {
   void unwatch(uint64_t id);
   void answer_queries();
   std::optional<Entry> first_expired();
+  // The first check that reports a failure: its `what` and the failure.
+  std::optional<std::pair<std::string, std::string>> first_failure();
+  // Reports a failure and aborts the job with exit code 5.
+  [[noreturn]] void on_failure(const std::string& what, const std::string& failure);
   std::string status_text();
   // Asks every rank, reports, aborts the job with exit code 5.
   [[noreturn]] void on_timeout(const Entry& entry);
@@ -91,6 +109,7 @@ class Watchdog {
 
   std::mutex mutex_;
   std::vector<Entry> entries_;
+  std::vector<FailureCheck> failure_checks_;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
   std::condition_variable wake_;

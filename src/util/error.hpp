@@ -14,7 +14,7 @@ enum class ExitCode : int {
   kUsage = 2,        // bad command line or deck; nothing was written
   kData = 3,         // bad data or checkpoint file
   kNumerical = 4,    // loss/gradients non-finite beyond the guard's patience
-  kTimeout = 5,      // a collective timed out
+  kTimeout = 5,      // a collective timed out, or its communicator failed (NCCL async error)
   kOutOfMemory = 6,  // the GPU's memory did not hold a step (train.batch_size too large for it)
   // Stopped by SIGUSR1 or SIGTERM after writing a checkpoint: not a failure. 75 is sysexits.h's
   // EX_TEMPFAIL ("try again later"); the slurm scripts requeue on it, and train.resume = auto

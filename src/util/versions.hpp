@@ -21,4 +21,6 @@
 #include <nccl.h>
 // ncclAvg and ncclBfloat16 (NCCL 2.10).
 #define DDPTRAIN_NCCL_HAS_AVG_AND_BF16 (NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0))
+// ncclGetLastError: NCCL's own message for the last error (NCCL 2.13).
+#define DDPTRAIN_NCCL_HAS_LAST_ERROR (NCCL_VERSION_CODE >= NCCL_VERSION(2, 13, 0))
 #endif

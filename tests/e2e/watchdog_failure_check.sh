@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A failure check that fails ends the job at once: exit code 5 within 15 s (the failing rank
+# would otherwise sleep 30 s, and the deadline is 60 s), with one error line from rank 1 naming
+# what failed and why. Usage: watchdog_failure_check.sh MPIEXEC PROBE
+# (PROBE: tests/support/watchdog_failure_probe.cpp)
+set -uo pipefail
+mpiexec=$1
+probe=$2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+fail() {
+  echo "FAIL: $*"
+  cat "$out"
+  exit 1
+}
+start=$SECONDS
+timeout 120 "$mpiexec" -np 3 --oversubscribe --bind-to none "$probe" </dev/null >"$out" 2>&1
+rc=$?
+took=$((SECONDS - start))
+echo "exit code $rc after $took s"
+[[ $rc -eq 5 ]] || fail "exit code $rc, expected 5"
+((took <= 15)) || fail "took $took s: the failure waited for something"
+line=$(grep -a 'ddptrain: error:' "$out")
+[[ $(grep -ac 'ddptrain: error:' "$out") -eq 1 ]] || fail "expected one error line"
+[[ $line == "[rank 1 "*"] ddptrain: error: injected communicator failed at step 0: injected failure; aborting the job (exit code 5)" ]] ||
+  fail "the error line does not name rank 1, what failed and why: $line"
+echo "ok   $line"
+echo "watchdog failure checks: all checks passed"
