@@ -40,13 +40,13 @@ Watchdog::Scope::~Scope() {
   if (owner_) owner_->unwatch(id_);
 }
 
-Watchdog::Watchdog(MPI_Comm comm, double timeout_s) : timeout_s_(timeout_s) {
+Watchdog::Watchdog(MPI_Comm comm, double timeout_s, Start start) : timeout_s_(timeout_s) {
   DDPT_CHECK_MPI(MPI_Comm_dup(comm, comm_.out()));
   DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
   DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
   DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
   hosts_ = all_gather_strings(comm_.get(), process_host());
-  if (size_ > 1) thread_ = std::thread([this] { loop(); });
+  if (size_ > 1 || start == Start::kAlways) thread_ = std::thread([this] { loop(); });
 }
 
 Watchdog::~Watchdog() {
@@ -60,7 +60,7 @@ Watchdog::~Watchdog() {
 }
 
 Watchdog::Scope Watchdog::watch(std::string what) {
-  if (size_ == 1) return {};
+  if (!thread_.joinable()) return {};  // nothing watches
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t id = next_id_++;
   entries_.push_back(
@@ -69,7 +69,7 @@ Watchdog::Scope Watchdog::watch(std::string what) {
 }
 
 void Watchdog::watch_until(std::string what, std::function<bool()> done) {
-  if (size_ == 1) return;
+  if (!thread_.joinable()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.push_back({next_id_++, std::move(what), step_.load(std::memory_order_relaxed),
                       Clock::now(), std::move(done)});
@@ -77,7 +77,7 @@ void Watchdog::watch_until(std::string what, std::function<bool()> done) {
 
 Watchdog::Scope Watchdog::watch_for_failure(std::string what,
                                             std::function<std::string()> failure) {
-  if (size_ == 1) return {};
+  if (!thread_.joinable()) return {};  // nothing watches
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t id = next_id_++;
   failure_checks_.push_back({id, std::move(what), std::move(failure)});
@@ -220,7 +220,7 @@ void Watchdog::on_timeout(const Entry& entry) {
     log_to_file_only(text);  // run.dir/log.txt, where rank 0 keeps it
   } else {
     write_stderr_line(fmt::format(
-        "{} ddptrain: error: '{}' at step {} timed out (dist.timeout_s = {}); rank {} reports",
+        "{} ddptrain: error: '{}' at step {} timed out (dist.timeout_s = {:g}); rank {} reports",
         process_tag(), entry.what, entry.step, timeout_s_, reporter));
     std::this_thread::sleep_for(kReporterGrace);
   }

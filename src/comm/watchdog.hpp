@@ -30,9 +30,12 @@ namespace ddpt {
 
 class Watchdog {
  public:
-  // Collective over `comm` (duplicates it, gathers the host names). A 1-rank job starts no thread:
-  // nobody can fail to arrive.
-  Watchdog(MPI_Comm comm, double timeout_s);
+  // When the thread runs: with peers only (a 1-rank job has nobody who can fail to arrive), or
+  // always (tests/support/watchdog_cuda_probe.cpp: the CUDA-event path on one GPU, where NCCL
+  // allows one rank only).
+  enum class Start { kWithPeers, kAlways };
+  // Collective over `comm` (duplicates it, gathers the host names).
+  Watchdog(MPI_Comm comm, double timeout_s, Start start = Start::kWithPeers);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
