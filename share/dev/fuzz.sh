@@ -17,15 +17,18 @@ targets=("$@")
                                        fuzz_metrics_resume fuzz_inspect)
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2; }
 
-# clang-14 and its libFuzzer (Debian 12's packages): installed when missing.
-if ! command -v clang++-14 >/dev/null ||
-   ! compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
-  echo "== installing clang-14 libclang-rt-14-dev"
+# clang and its libFuzzer, installed when missing: Debian 12's clang-14, Debian 13's clang-19
+# (DDPTRAIN_FUZZ_CLANG picks another version).
+debian=$(cut -d. -f1 /etc/debian_version 2>/dev/null || echo 12)
+clang=${DDPTRAIN_FUZZ_CLANG:-$([[ $debian == 13 ]] && echo 19 || echo 14)}
+if ! command -v "clang++-$clang" >/dev/null ||
+   ! compgen -G "/usr/lib/llvm-$clang/lib/clang/*/lib/*/libclang_rt.fuzzer*.a" >/dev/null; then
+  echo "== installing clang-$clang libclang-rt-$clang-dev"
   sudo_cmd=()
   [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    clang-14 libclang-rt-14-dev
+    "clang-$clang" "libclang-rt-$clang-dev"
 fi
 
 mkdir -p "$build"
@@ -35,7 +38,8 @@ mkdir -p "$build"
   if [[ ! -f $build/CMakeCache.txt ]]; then
     # -O1 with line tables: sanitizer stacks name lines, and the torch-heavy sources compile in
     # reasonable time; no NCCL (the targets run on CPU).
-    cmake -S "$repo" -B "$build" -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    cmake -S "$repo" -B "$build" -DCMAKE_C_COMPILER="clang-$clang" \
+      -DCMAKE_CXX_COMPILER="clang++-$clang" \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
       -DDDPTRAIN_FUZZ=ON -DDDPTRAIN_BUILD_TESTS=OFF -DDDPTRAIN_WITH_NCCL=OFF >"$build/configure.log" \
       || { cat "$build/configure.log"; exit 1; }
@@ -46,9 +50,16 @@ mkdir -p "$build"
 # Leaks: off, since Open MPI and LibTorch keep allocations until exit by design; every other
 # sanitizer report ends the run. allocator_may_return_null: an impossible malloc returns NULL, as
 # glibc's does (HDF5 asks for 3 PiB when a damaged header says so, and reports the failure).
-# suppressions: reports that libhdf5 1.10's own reads past its buffers raise in the interceptors
-# (tests/fuzz/libhdf5_1_10.supp says which and why); inherited by ddptrain-h5probe.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:symbolize=1:allocator_may_return_null=1:suppressions=$repo/tests/fuzz/libhdf5_1_10.supp}
+# suppressions, with Debian 12's libhdf5 1.10 only (its soname is libhdf5_openmpi.so.103): the
+# reports its own reads past its buffers raise in the interceptors (tests/fuzz/libhdf5_1_10.supp
+# says which and why). With Debian 13's HDF5 1.14 nothing is suppressed. Inherited by
+# ddptrain-h5probe.
+asan_options=detect_leaks=0:abort_on_error=1:symbolize=1:allocator_may_return_null=1
+if ldconfig -p | grep -q 'libhdf5_openmpi\.so\.103 '; then
+  asan_options+=:suppressions=$repo/tests/fuzz/libhdf5_1_10.supp
+fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-$asan_options}
+echo "ASAN_OPTIONS=$ASAN_OPTIONS"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMP_NUM_THREADS=1

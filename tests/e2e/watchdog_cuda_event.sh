@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The watchdog's CUDA-event path on a GPU (one rank, NCCL): an all-reduce queued behind a 20 s
-# kernel passes its 2 s deadline, and the process ends with exit code 5 within 15 s, with the
-# timeout report naming the NCCL all-reduce. "[  SKIPPED ]" without a GPU (ctest counts it as
+# kernel passes its 2 s deadline. The timeout report, naming the NCCL all-reduce, must appear
+# within 12 s, and the process end with exit code 5. (How soon it ends after the report is not
+# checked: ncclCommAbort, before MPI_Abort, may wait for the kernel to finish; a collective that
+# hangs on a peer is what it is made to cancel.) "[  SKIPPED ]" without a GPU (ctest counts it as
 # skipped). Usage: watchdog_cuda_event.sh MPIEXEC PROBE (PROBE: support/watchdog_cuda_probe.cpp)
 set -uo pipefail
 mpiexec=$1
@@ -14,18 +16,25 @@ fail() {
   cat "$out"
   exit 1
 }
+report="collective timed out: 'NCCL all_reduce #1 (1024 x Float)' at step 0 did not complete within dist.timeout_s = 2 s"
 start=$SECONDS
-timeout 120 "$mpiexec" -np 1 "$probe" </dev/null >"$out" 2>&1
+timeout 120 "$mpiexec" -np 1 "$probe" </dev/null >"$out" 2>&1 &
+job=$!
+reported=
+while kill -0 "$job" 2>/dev/null; do
+  if [[ -z $reported ]] && grep -qF "$report" "$out"; then reported=$((SECONDS - start)); fi
+  sleep 0.2
+done
+wait "$job"
 rc=$?
 took=$((SECONDS - start))
 if grep -q '^\[  SKIPPED \]' "$out"; then
   cat "$out"
   exit 0
 fi
-echo "exit code $rc after $took s"
+[[ -n $reported ]] || grep -qF "$report" "$out" || fail "no report naming the NCCL all-reduce"
+echo "report after ${reported:-?} s; exit code $rc after $took s"
+[[ -n $reported ]] && ((reported <= 12)) || fail "the report came after ${reported:-the end} (s), not at the 2 s deadline"
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5"
-((took <= 15)) || fail "took $took s: the watchdog did not end the process at its deadline"
-grep -q "collective timed out: 'NCCL all_reduce #1 (1024 x Float)' at step 0 did not complete within dist.timeout_s = 2 s" "$out" ||
-  fail "the report does not name the NCCL all-reduce"
-grep "collective timed out" "$out"
+grep -F "collective timed out" "$out"
 echo "watchdog CUDA-event path: all checks passed"

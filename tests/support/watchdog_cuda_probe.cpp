@@ -1,8 +1,8 @@
 // The watchdog's CUDA-event path on one GPU: NCCL allows one rank per GPU, and a 1-rank job
 // starts no watchdog thread unless asked (Watchdog::Start::kAlways). A kernel that spins for
 // about 20 s is queued on the compute stream, then an NCCL all-reduce, which waits for it. With
-// a 2 s deadline the watchdog must see that the all-reduce's completion event has not fired, end
-// the process with exit code 5 and report the all-reduce, within seconds
+// a 2 s deadline the watchdog must see that the all-reduce's completion event has not fired,
+// report the all-reduce within seconds and end the process with exit code 5
 // (tests/e2e/watchdog_cuda_event.sh). Without a usable GPU it prints "[  SKIPPED ]" and exits 0.
 #include <ATen/cuda/Sleep.h>
 #include <cuda_runtime.h>
