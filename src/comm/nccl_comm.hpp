@@ -19,7 +19,8 @@ class NcclComm final : public Communicator {
   // with ncclCommInitRank on CUDA device `device_index` (needs a GPU). `watchdog` (may be null)
   // watches that set-up (a peer that never joins would keep this rank in it forever), every
   // collective from its enqueueing until its completion event fires, and NCCL's asynchronous
-  // error (a peer or the network failed), which ends the job at once.
+  // error (a peer or the network failed), which ends the job at once; it must outlive the
+  // communicator.
   NcclComm(MPI_Comm mpi_comm, int device_index, Watchdog* watchdog = nullptr);
   // Waits for the queued collectives, then ncclCommDestroy; after an abort or during stack
   // unwinding, ncclCommAbort without waiting (see NcclHandle).

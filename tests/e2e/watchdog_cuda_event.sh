@@ -6,16 +6,7 @@
 # hangs on a peer is what it is made to cancel.) "[  SKIPPED ]" without a GPU (ctest counts it as
 # skipped). Usage: watchdog_cuda_event.sh MPIEXEC PROBE (PROBE: support/watchdog_cuda_probe.cpp)
 set -uo pipefail
-mpiexec=$1
-probe=$2
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-fail() {
-  echo "FAIL: $*"
-  cat "$out"
-  exit 1
-}
+source "$(dirname "$0")/probe_common.sh"
 report="collective timed out: 'NCCL all_reduce #1 (1024 x Float)' at step 0 did not complete within dist.timeout_s = 2 s"
 start=$SECONDS
 timeout 120 "$mpiexec" -np 1 "$probe" </dev/null >"$out" 2>&1 &

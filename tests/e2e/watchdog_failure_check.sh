@@ -4,16 +4,7 @@
 # what failed and why. Usage: watchdog_failure_check.sh MPIEXEC PROBE
 # (PROBE: tests/support/watchdog_failure_probe.cpp)
 set -uo pipefail
-mpiexec=$1
-probe=$2
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-fail() {
-  echo "FAIL: $*"
-  cat "$out"
-  exit 1
-}
+source "$(dirname "$0")/probe_common.sh"
 start=$SECONDS
 timeout 120 "$mpiexec" -np 3 --oversubscribe --bind-to none "$probe" </dev/null >"$out" 2>&1
 rc=$?
