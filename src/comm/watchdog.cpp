@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "comm/make_communicator.hpp"
@@ -26,6 +27,14 @@ constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr auto kAnswerGrace = std::chrono::seconds(3);
 // How long a timed-out rank that is not the reporter waits for the reporter's abort.
 constexpr auto kReporterGrace = std::chrono::seconds(5);
+
+// Ends every rank with exit code 5: the device communicators first (so NCCL peers fail instead
+// of hanging), then the MPI job; _Exit if MPI_Abort returns.
+[[noreturn]] void abort_job() {
+  abort_device_communicators();
+  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kTimeout));
+  std::_Exit(static_cast<int>(ExitCode::kTimeout));
+}
 
 double seconds_since(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -224,9 +233,7 @@ void Watchdog::on_timeout(const Entry& entry) {
         process_tag(), entry.what, entry.step, timeout_s_, reporter));
     std::this_thread::sleep_for(kReporterGrace);
   }
-  abort_device_communicators();
-  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kTimeout));
-  std::_Exit(static_cast<int>(ExitCode::kTimeout));
+  abort_job();
 }
 
 void Watchdog::on_failure(const std::string& what, const std::string& failure) {
@@ -235,9 +242,7 @@ void Watchdog::on_failure(const std::string& what, const std::string& failure) {
                   process_tag(), what, step_.load(std::memory_order_relaxed), failure);
   write_stderr_line(text);
   log_to_file_only(text);  // rank 0's run.dir/log.txt, when this is rank 0
-  abort_device_communicators();
-  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::kTimeout));
-  std::_Exit(static_cast<int>(ExitCode::kTimeout));
+  abort_job();
 }
 
 std::string Watchdog::report(const Entry& entry,
