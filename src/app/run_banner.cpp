@@ -48,7 +48,8 @@ void log_training(const BannerInputs& in, int64_t batch) {
   const int ranks = in.comm.size();
   spdlog::info("  data            : {}", in.data.train->describe());
   if (in.data.val) spdlog::info("  validation      : {}", in.data.val->describe());
-  spdlog::info("  batch           : {} per rank x {} micro-steps x {} ranks = {} per step", batch,
+  spdlog::info("  batch           : {} per rank{} x {} micro-steps x {} ranks = {} per step", batch,
+               config.train.batch_size_auto ? " (auto: the largest that fitted)" : "",
                config.train.grad_accum, ranks, batch * config.train.grad_accum * ranks);
   spdlog::info(
       "  buckets         : {} (first {} MiB, then {} MiB), gradients on the wire in {}",

@@ -40,7 +40,8 @@ std::string usage() {
          "\n"
          "exit codes: 0 done, 2 bad command line or deck, 3 bad data or model file,\n"
          "            4 numerical failure, 5 collective timed out (dist.timeout_s) or failed,\n"
-         "            6 out of GPU memory (lower train.batch_size), 1 other errors,\n"
+         "            6 out of GPU memory (lower train.batch_size, or set it to auto),\n"
+         "            1 other errors,\n"
          "            75 stopped by SIGUSR1/SIGTERM after writing a checkpoint (train.resume = "
          "auto\n"
          "            continues; the slurm/ scripts requeue the job on it)\n";

@@ -20,6 +20,7 @@
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
 #include "runtime/gather_strings.hpp"
+#include "train/batch_size_search.hpp"
 #include "train/training_run.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -141,12 +142,15 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (!synthetic) check_host_memory(config, info, job);
   std::unique_ptr<Model> model = make_model(config.model, info);
   const FreezeCount freeze = freeze_parameters(*model, config.model.freeze);
-  TrainingRun run(config, *comm, *model, data, *job.watchdog);  // last check of the deck
+  // From here on, train.batch_size = auto is a number (the deck's text in run.config still says
+  // auto).
+  const Config found = with_batch_size_found(config, *comm, *model, *data.train);
+  TrainingRun run(found, *comm, *model, data, *job.watchdog);  // last check of the deck
 
   CheckpointRegistry state;
   run.register_state(state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.
-  RunFiles files(config,
+  RunFiles files(found,
                  {model->named_parameters(), model->named_buffers(), config.resolved_text, &state},
                  MPI_COMM_WORLD);
   int64_t resume_step = 0;
@@ -157,14 +161,14 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     run.resume_at(resume_step);
   }
 
-  prepare_run_dir(config, mpi.world_rank() == 0);  // only now is anything written
+  prepare_run_dir(found, mpi.world_rank() == 0);  // only now is anything written
   const TrainerFacts facts = run.facts();
-  log_run_banner({config, job, *comm, *model, data, freeze, facts, resume_step, resume_path});
+  log_run_banner({found, job, *comm, *model, data, freeze, facts, resume_step, resume_path});
   if (mpi.world_rank() == 0) {
-    files.open_metrics(describe_run(config, job, *comm, info.task), resume_step);
+    files.open_metrics(describe_run(found, job, *comm, info.task), resume_step);
   }
   const RunReport result = run.run(files);
-  return report(config, info, result, resume_step, files.metrics_path(),
+  return report(found, info, result, resume_step, files.metrics_path(),
                 run.facts().optimizer_state_bytes);
 }
 

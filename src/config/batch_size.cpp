@@ -1,5 +1,6 @@
 #include "config/batch_size.hpp"
 
+#include <stdexcept>
 #include <string>
 
 #include "util/error.hpp"
@@ -7,6 +8,9 @@
 namespace ddpt {
 
 int64_t per_rank_batch(const TrainConfig& train, int world_size) {
+  if (train.batch_size_auto && train.batch_size == 0) {
+    throw std::logic_error("train.batch_size = auto was not resolved (train/batch_size_search)");
+  }
   if (train.global_batch == 0) return train.batch_size;
   const int64_t shares = static_cast<int64_t>(world_size) * train.grad_accum;
   if (train.global_batch % shares != 0) {
@@ -18,6 +22,11 @@ int64_t per_rank_batch(const TrainConfig& train, int world_size) {
 }
 
 int64_t eval_batch_size(const Config& config, int world_size) {
+  if (config.eval.batch_size == 0 && config.train.batch_size_auto && config.train.batch_size == 0) {
+    throw ConfigError(
+        "option 'eval.batch_size' = 0 means train.batch_size, which is auto: only `ddptrain "
+        "train` finds that one; set eval.batch_size");
+  }
   return config.eval.batch_size > 0 ? config.eval.batch_size
                                     : per_rank_batch(config.train, world_size);
 }

@@ -1,8 +1,10 @@
 #include "config/option_table.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "util/error.hpp"
 
@@ -19,6 +21,41 @@ void OptionTable::validate() const {
   for (const auto& entry : entries_) {
     if (entry.apply) entry.apply();
   }
+}
+
+namespace {
+
+// `text` as a whole number (optional sign, digits, nothing else), or nullopt.
+std::optional<int64_t> whole_number(const std::string& text) {
+  size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+OptionTable& OptionTable::add_count_or_word(const std::string& name, int64_t* field,
+                                            bool* chosen_word, const std::string& word,
+                                            const std::string& help, int64_t minimum) {
+  auto text = std::make_shared<std::string>(*chosen_word ? word : std::to_string(*field));
+  const std::function<std::string(const std::string&)> check = [word,
+                                                                minimum](const std::string& value) {
+    const std::optional<int64_t> number = whole_number(value);
+    if (value == word || (number && *number >= minimum)) return std::string();
+    return "must be a whole number of at least " + std::to_string(minimum) + ", or " + word;
+  };
+  add(name, text.get(), help, check);
+  entries_.back().apply = [field, chosen_word, word, text] {
+    *chosen_word = *text == word;
+    *field = *chosen_word ? 0 : *whole_number(*text);
+  };
+  return *this;
 }
 
 std::vector<std::string> OptionTable::names() const {

@@ -58,6 +58,12 @@ class OptionTable {
     return *this;
   }
 
+  // A whole number of at least `minimum`, or the one word `word` (then *chosen_word is set and
+  // *field is 0), bound as text: the resolved deck and --help show what was written.
+  OptionTable& add_count_or_word(const std::string& name, int64_t* field, bool* chosen_word,
+                                 const std::string& word, const std::string& help,
+                                 int64_t minimum);
+
   const boost::program_options::options_description& description() const { return description_; }
   // Throws ConfigError naming the first option whose value breaks its constraint; then stores
   // the enums of add_choice() options in their fields.
@@ -72,7 +78,8 @@ class OptionTable {
     std::string name;
     std::function<std::string()> value_text;
     std::function<std::string()> check;  // returns what is wrong, empty if fine
-    std::function<void()> apply;         // add_choice: word -> enum field (keeps the word alive)
+    std::function<void()> apply;  // add_choice, add_count_or_word: the text -> the fields (keeps
+                                  // the text alive)
   };
   template <class T>
   static std::string to_text(const T& value) {

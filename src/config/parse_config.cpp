@@ -96,7 +96,11 @@ OptionTable make_table(Config& c) {
       .add("model.freeze", &c.model.freeze,
            "parameters not to train: shell globs on parameter names, comma separated (e.g. "
            "'0.*'); frozen parameters are neither bucketed nor communicated")
-      .add("train.batch_size", &c.train.batch_size, "samples per rank per micro-step", at_least(1))
+      .add_count_or_word("train.batch_size", &c.train.batch_size, &c.train.batch_size_auto, "auto",
+                         "samples per rank per micro-step, or auto (GPUs: the largest that fits in "
+                         "GPU memory, found by trial steps before training and printed in the "
+                         "banner)",
+                         1)
       .add("train.global_batch", &c.train.global_batch,
            "samples per optimizer step over all ranks; if set, batch_size = global_batch / "
            "(ranks x grad_accum), which must divide evenly (keeps a run the same on any rank "
@@ -275,6 +279,28 @@ std::vector<int64_t> parse_int_list(const std::string& option, const std::string
   return values;
 }
 
+namespace {
+
+// Options that only make sense together, or not at all together.
+void check_option_pairs(const Config& config) {
+  if (config.train.batch_size_auto && config.train.global_batch > 0) {
+    throw ConfigError(
+        "options 'train.batch_size' = auto and 'train.global_batch' exclude each other: auto "
+        "finds the batch per rank from GPU memory, global_batch derives it from the rank count");
+  }
+  if (config.train.patience > 0 && config.eval.every == 0) {
+    throw ConfigError("option 'train.patience' needs eval.every > 0 (it counts evaluations)");
+  }
+  if (config.checkpoint.keep_best && config.checkpoint.every == 0) {
+    throw ConfigError("option 'checkpoint.keep_best' needs checkpoint.every > 0");
+  }
+  if (config.model.type == ModelType::kTorchScript && config.model.path.empty()) {
+    throw ConfigError("option 'model.path' is required when model.type = torchscript");
+  }
+}
+
+}  // namespace
+
 Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   check_arguments_are_utf8(args);
   check_arguments_have_no_placeholders(args);
@@ -339,15 +365,7 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
         "synthetic_tokens");
   }
   check_data_options(config.data);
-  if (config.train.patience > 0 && config.eval.every == 0) {
-    throw ConfigError("option 'train.patience' needs eval.every > 0 (it counts evaluations)");
-  }
-  if (config.checkpoint.keep_best && config.checkpoint.every == 0) {
-    throw ConfigError("option 'checkpoint.keep_best' needs checkpoint.every > 0");
-  }
-  if (config.model.type == ModelType::kTorchScript && config.model.path.empty()) {
-    throw ConfigError("option 'model.path' is required when model.type = torchscript");
-  }
+  check_option_pairs(config);
   config.resolved_text = table.to_ini();
   return config;
 }

@@ -216,6 +216,29 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   return step_loss.item<double>();
 }
 
+void Trainer::trial_step(int64_t batch) {
+  engine_->zero_grad();
+  // The first real step allocates the optimizer's state (AdamW: two moments per value): hold that
+  // much now, so a batch that fits leaves room for it.
+  const int64_t missing =
+      planned_optimizer_state_bytes(config_.optim, optimizer_->updated_values()) -
+      ddpt::optimizer_state_bytes(optimizer_->optimizer());
+  torch::Tensor held;
+  if (missing > 0) {
+    held =
+        torch::empty({missing}, torch::TensorOptions().dtype(torch::kByte).device(comm_.device()));
+  }
+  const Batch rows = data_.get(torch::arange(batch, torch::kLong));
+  const torch::Tensor inputs = rows.inputs.to(comm_.device());
+  const torch::Tensor targets = rows.targets.to(comm_.device());
+  torch::Tensor loss;
+  {
+    const AutocastScope autocast(precision_, comm_.device());
+    loss = task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets);
+  }
+  engine_->backward(scaler_ ? loss * scaler_->scale() : loss, /*sync=*/false);
+}
+
 bool Trainer::gradients_finite(std::optional<double>& norm) {
   // When clipping needs the norm anyway (and no loss scale comes off first), the norm, summed in
   // double (float values cannot overflow it), answers both questions with one read-back.

@@ -93,6 +93,12 @@ class Trainer : public Checkpointed {
   // `registry`, in the order checkpoints write them.
   void register_state(CheckpointRegistry& registry);
   TrainerFacts facts() const;
+  // Local (no communication), for train.batch_size = auto (train/batch_size_search.hpp): forward
+  // and backward of the dataset's first `batch` rows, without the all-reduce or an update, while
+  // as many bytes as the optimizer's state still lacks are held on the device. Throws
+  // c10::OutOfMemoryError if the device's memory does not hold that. Leaves the gradients, the
+  // batch-norm statistics and the random generators changed.
+  void trial_step(int64_t batch);
   // The moving averages of the trainable parameters (empty unless train.ema_decay > 0).
   std::vector<NamedTensor> ema_averages() const {
     return ema_ ? ema_->averages() : std::vector<NamedTensor>();

@@ -80,11 +80,12 @@ class LibraryError : public Error {
                const char* file, int line);
 };
 
-// A GPU ran out of memory. This rank only: another rank's GPU may have had room.
+// A GPU ran out of memory. Usually this rank only: another rank's GPU may have had room
+// (train.batch_size = auto decides on every rank alike).
 class OutOfMemoryError : public Error {
  public:
-  explicit OutOfMemoryError(const std::string& message)
-      : Error(message, ExitCode::kOutOfMemory, Raised::kThisRank) {}
+  explicit OutOfMemoryError(const std::string& message, Raised raised = Raised::kThisRank)
+      : Error(message, ExitCode::kOutOfMemory, raised) {}
 };
 
 class MpiError : public LibraryError {

@@ -42,6 +42,10 @@ expect_usage_error "malformed value in the deck" "batch_size" train "$work/malfo
 expect_usage_error "missing deck" "no-such-deck.cfg" train "$work/no-such-deck.cfg"
 expect_usage_error "negative batch size" "train.batch_size" train "$deck" --train.batch_size=-3
 expect_usage_error "unknown choice" "optim.type" train "$deck" --optim.type=lamb
+expect_usage_error "batch size auto on a CPU" "this run is on cpu: set a number" train "$deck" \
+  --train.batch_size=auto
+expect_usage_error "batch size auto and a global batch" "exclude each other" train "$deck" \
+  --train.batch_size=auto --train.global_batch=64
 expect_usage_error "unknown command" "frobnicate" frobnicate
 
 # Models that cannot be built, loaded or trained on the deck's data.

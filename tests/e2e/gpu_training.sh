@@ -15,7 +15,8 @@
 #    generator is in the checkpoint); without /rng/torch_cuda it ends more than 1e-3 away;
 #  - train.deterministic = true runs on the GPU (cuBLAS's workspace setting) and repeats exactly;
 #  - more ranks on the node than GPUs is refused with exit code 2;
-#  - a GPU out of memory is exit code 6 and one error line naming the batch size.
+#  - a GPU out of memory is exit code 6 and one error line naming the batch size;
+#  - train.batch_size = auto finds a size that trains, and one sample more did not fit.
 # The CPU runs hide the GPU with CUDA_VISIBLE_DEVICES=''. Checkpoints are read with h5py
 # ($DDPTRAIN_PYTHON, default /usr/bin/python3).
 # Usage: gpu_training.sh MPIEXEC DDPTRAIN DECK
@@ -199,6 +200,24 @@ out_of_memory_is_exit_6() {
   [[ $rc -eq 6 && $errors -eq 1 ]] && grep -q "out of GPU memory in step 1 at train.batch_size = 4096" "$work/oom.log"
 }
 check "CUDA out of memory: exit 6 naming the batch size" out_of_memory_is_exit_6
+
+auto_batch_fits_and_trains() {
+  local found line
+  # Logits of 1024 tokens x 32768 classes per sample: some hundred samples fill the GPU, far
+  # below the 4096 that the data would allow.
+  "$mpiexec" -np 1 "$ddptrain" train "$deck" --data.type=synthetic_tokens --data.vocab=32768 \
+    --data.block=1024 --data.samples=4096 --model.type=gpt --model.n_layer=1 \
+    --model.n_embd=256 --train.batch_size=auto --train.steps=3 --log.every=1 \
+    --run.dir="$work/auto_batch" >"$work/auto_batch.log" 2>&1 ||
+    { echo "run failed:"; tail -5 "$work/auto_batch.log"; return 1; }
+  line=$(grep -m1 "train.batch_size = auto: [0-9]* (tried" "$work/auto_batch.log") || return 1
+  found=$(sed -E 's/.*auto: ([0-9]+) \(tried.*/\1/' <<<"$line")
+  echo "$line"
+  # The size found trained 3 steps (its optimizer state too), and one sample more did not fit.
+  grep -q "batch *: $found per rank (auto" "$work/auto_batch.log" &&
+    [[ " ${line#*tried } " == *" $((found + 1))x"* ]]
+}
+check "train.batch_size = auto: the largest that fits, and it trains" auto_batch_fits_and_trains
 
 if ((${#failures[@]})); then
   printf 'FAIL: %s\n' "${failures[@]}"

@@ -92,6 +92,25 @@ TEST_F(ParseConfig, NegativeBatchSizeIsRejected) {
   EXPECT_NE(message.find("at least 1"), std::string::npos) << message;
 }
 
+TEST_F(ParseConfig, BatchSizeIsANumberOrAuto) {
+  const Config automatic = parse_config({deck("[train]\nbatch_size = auto\n")});
+  EXPECT_TRUE(automatic.train.batch_size_auto);
+  EXPECT_EQ(automatic.train.batch_size, 0);  // until train finds it
+  EXPECT_NE(automatic.resolved_text.find("batch_size = auto\n"), std::string::npos);
+  const Config number =
+      parse_config({deck("[train]\nbatch_size = auto\n"), "--train.batch_size=12"});
+  EXPECT_FALSE(number.train.batch_size_auto);
+  EXPECT_EQ(number.train.batch_size, 12);
+  EXPECT_NE(number.resolved_text.find("batch_size = 12\n"), std::string::npos);
+  for (const char* bad : {"12x", "Auto", "1.5", "0"}) {
+    const std::string message = error_of({deck(""), std::string("--train.batch_size=") + bad});
+    EXPECT_NE(message.find("a whole number of at least 1, or auto"), std::string::npos) << message;
+  }
+  EXPECT_NE(error_of({deck(""), "--train.batch_size=auto", "--train.global_batch=64"})
+                .find("exclude each other"),
+            std::string::npos);
+}
+
 TEST_F(ParseConfig, ChoicesAreChecked) {
   EXPECT_NE(error_of({deck("[optim]\ntype = lamb\n")}).find("sgd, adamw"), std::string::npos);
 }

@@ -1,0 +1,51 @@
+// train.batch_size = auto: the largest batch per rank whose training step fits in GPU memory,
+// found before training by trial steps (Trainer::trial_step: forward and backward of the dataset's
+// first rows, with room held for the optimizer state that the first real step allocates).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+#include "models/model.hpp"
+
+namespace ddpt {
+
+// Most samples per rank that auto tries: past this, a bigger batch buys no speed worth the
+// trial steps (and the banner says the limit was reached).
+constexpr int64_t kMaxAutoBatch = 65536;
+
+struct BatchSizeTrials {
+  int64_t largest = 0;  // the largest size that fitted; 0 if not even 1 did
+  int64_t limit = 0;    // the largest size that could be tried
+  struct Trial {
+    int64_t batch;
+    bool fitted;
+  };
+  std::vector<Trial> trials;  // in the order tried
+
+  // For the banner, e.g. "48 (tried 1 2 4 8 16 32 64x 48 56x 52x 50x 49x; x: did not fit)".
+  std::string text() const;
+};
+
+// The largest b in [1, limit] with fits(b), for a `fits` that holds up to some size and not above
+// it: doubles from 1 until a size does not fit or the limit is reached, then halves the gap
+// between the largest size that fitted and the smallest that did not. About 2 log2(answer) calls.
+BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int64_t)>& fits);
+
+// Collective. With train.batch_size = auto, returns `config` with train.batch_size set to the
+// largest size whose trial step fitted on every rank: after each trial the ranks agree (the
+// smallest answer wins), so all of them try the same sizes and end with the same one. The model's
+// parameters and buffers, its gradients (none) and the random generators are as they were, so the
+// run that follows is the run of a deck with that number written in. Other configs come back
+// unchanged.
+// ConfigError (exit 2) off CUDA devices, where memory is not what limits a batch;
+// OutOfMemoryError (exit 6) if not even one sample per rank fits.
+Config with_batch_size_found(const Config& config, Communicator& comm, Model& model,
+                             const Dataset& data);
+
+}  // namespace ddpt
