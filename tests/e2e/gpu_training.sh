@@ -16,7 +16,8 @@
 #  - train.deterministic = true runs on the GPU (cuBLAS's workspace setting) and repeats exactly;
 #  - more ranks on the node than GPUs is refused with exit code 2;
 #  - a GPU out of memory is exit code 6 and one error line naming the batch size;
-#  - train.batch_size = auto finds a size that trains, and one sample more did not fit.
+#  - train.batch_size = auto finds a size that trains, and one sample more did not fit;
+#  - `ddptrain bench comm` runs on NCCL with CUDA tensors and checks its results.
 # The CPU runs hide the GPU with CUDA_VISIBLE_DEVICES=''. Checkpoints are read with h5py
 # ($DDPTRAIN_PYTHON, default /usr/bin/python3).
 # Usage: gpu_training.sh MPIEXEC DDPTRAIN DECK
@@ -218,6 +219,15 @@ auto_batch_fits_and_trains() {
     [[ " ${line#*tried } " == *" $((found + 1))x"* ]]
 }
 check "train.batch_size = auto: the largest that fits, and it trains" auto_batch_fits_and_trains
+
+bench_comm_on_nccl() {
+  "$mpiexec" -np 1 "$ddptrain" bench comm --max-bytes 64MiB >"$work/bench_comm.log" 2>&1 ||
+    { tail -5 "$work/bench_comm.log"; return 1; }
+  grep -E "backend|64 MiB|checked" "$work/bench_comm.log"
+  grep -q "backend nccl, 1 ranks on 1 node(s), device cuda" "$work/bench_comm.log" &&
+    grep -q "all results checked on every rank" "$work/bench_comm.log"
+}
+check "ddptrain bench comm on NCCL (one rank: busbw is 0 by definition)" bench_comm_on_nccl
 
 if ((${#failures[@]})); then
   printf 'FAIL: %s\n' "${failures[@]}"
