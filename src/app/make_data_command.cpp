@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -153,6 +154,15 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       } else {
         write_tables(root, o);
       }
+    }
+    // On the disk before it is published: a crash afterwards cannot leave an empty file.
+    if (const int error = sync_to_disk(staging_path(o.output))) {
+      std::error_code ignored;
+      std::filesystem::remove(staging_path(o.output), ignored);
+      throw DataError(fmt::format("'{}' could not be written to the disk: {}; an older file of "
+                                  "that name is kept",
+                                  o.output, std::strerror(error)),
+                      Raised::kThisRank);
     }
     publish_staged(o.output);
     const H5File written = H5File::open_read(o.output);

@@ -179,15 +179,12 @@ void reserve_checkpoint_space(const fs::path& path, const StateSnapshot& snapsho
                   Raised::kAllRanks);
 }
 
-// Collective: every rank syncs what it wrote of the staged file to the disk, before the file is
-// published (on a parallel file system each node holds its own part in its page cache), and every
-// rank learns whether all succeeded: `latest` never names a file a crash could still take away.
-// Synchronous writes take this time in their stall (about what dd conv=fsync of the same bytes
-// takes); checkpoint.async takes it in the background.
+// Collective: the staged file goes to the disk before it is published, and every rank learns
+// whether all succeeded: `latest` never names a file a crash could still take away. Synchronous
+// writes take this time in their stall (about what dd conv=fsync of the same bytes takes);
+// checkpoint.async takes it in the background.
 void sync_checkpoint_file(const fs::path& path, MPI_Comm comm, int rank) {
-  const int error = sync_to_disk(staging_path(path));
-  int first_error = 0;
-  DDPT_CHECK_MPI(MPI_Allreduce(&error, &first_error, 1, MPI_INT, MPI_MAX, comm));
+  const int first_error = sync_staged_everywhere(path, comm);
   if (first_error == 0) return;
   std::error_code ignored;
   if (rank == 0) fs::remove(staging_path(path), ignored);

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "util/check.hpp"
+
 namespace ddpt {
 
 std::filesystem::path staging_path(const std::filesystem::path& final_path) {
@@ -21,6 +23,13 @@ int sync_to_disk(const std::filesystem::path& path) noexcept {
   const int error = ::fsync(fd) == 0 ? 0 : errno;
   ::close(fd);
   return error;
+}
+
+int sync_staged_everywhere(const std::filesystem::path& final_path, MPI_Comm comm) {
+  const int error = sync_to_disk(staging_path(final_path));
+  int largest = 0;
+  DDPT_CHECK_MPI(MPI_Allreduce(&error, &largest, 1, MPI_INT, MPI_MAX, comm));
+  return largest;
 }
 
 }  // namespace ddpt

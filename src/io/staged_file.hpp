@@ -5,6 +5,8 @@
 // (hidden, and on the same file system as the final name).
 #pragma once
 
+#include <mpi.h>
+
 #include <filesystem>
 
 namespace ddpt {
@@ -17,5 +19,9 @@ void publish_staged(const std::filesystem::path& final_path);
 // errno of the failure (EIO, and ENOSPC or EDQUOT where a file system allocates late). Without it
 // a file is renamed into place while its data may still be lost to a crash of the node.
 int sync_to_disk(const std::filesystem::path& path) noexcept;
+// Collective over `comm`, for a file written by several ranks (on a parallel file system each node
+// holds its own part in its page cache): every rank syncs what it wrote of the staged file of
+// `final_path`, and every rank gets 0, or the largest errno that any rank met.
+int sync_staged_everywhere(const std::filesystem::path& final_path, MPI_Comm comm);
 
 }  // namespace ddpt

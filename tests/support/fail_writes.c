@@ -5,6 +5,8 @@
 //     every further write there fails with EDQUOT ("Disk quota exceeded");
 //   - preallocation there fails with EOPNOTSUPP, as on file systems without it (NFS, older
 //     Lustre), so the failure comes in the middle of a write, not when space is reserved.
+//   - with DDPT_FAIL_FSYNC=1, fsync(2) and fdatasync(2) of files there fail with EIO, as a disk
+//     that lost the data on its way fails them (writes pass while within the allowance).
 // Only calls made through the dynamic linker are seen (pwrite, write, ... from ddptrain, HDF5 and
 // ROMIO); glibc's own stdio writes are not.
 #define _GNU_SOURCE
@@ -95,4 +97,21 @@ int fallocate(int fd, int mode, off_t offset, off_t length) {
     return -1;
   }
   return NEXT(fallocate)(fd, mode, offset, length);
+}
+
+static int fsync_fails(int fd) {
+  const char* fail = getenv("DDPT_FAIL_FSYNC");
+  if (fail == NULL || strcmp(fail, "1") != 0 || !watched(fd)) return 0;
+  errno = EIO;
+  return 1;
+}
+
+int fsync(int fd) {
+  if (fsync_fails(fd)) return -1;
+  return NEXT(fsync)(fd);
+}
+
+int fdatasync(int fd) {
+  if (fsync_fails(fd)) return -1;
+  return NEXT(fdatasync)(fd);
 }

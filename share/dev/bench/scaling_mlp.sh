@@ -66,6 +66,14 @@ awk -v d="$d1" -v p="$p1" 'BEGIN { printf "ddptrain / pytorch_ddp at 1 rank: %.2
 awk -v d="$d2" -v p="$p2" 'BEGIN { printf "ddptrain / pytorch_ddp at 2 ranks: %.2fx\n", d / p }'
 awk -v c="$c2" -v a="$d1" -v d="$d2" 'BEGIN {
   printf "ceiling, two 1-rank ddptrain runs side by side: %.0f samples/s (%.3f x 2 x 1 rank); ddptrain at 2 ranks reaches %.3f of it\n", c, c / (2 * a), d / c }'
+# The bound at 2 ranks on this machine: each rank's cores are busy computing, so the gradient
+# all-reduce (9.05 MiB of fp32 for this MLP's 2,372,618 parameters) cannot hide behind compute
+# and adds its own time to the ceiling's step. Timed here with `ddptrain bench comm` alone.
+allreduce_us=$("${launch[@]}" 2 "$ddptrain" bench comm --min-bytes 9490472 --max-bytes 9490472 \
+  --ops all_reduce --iters 50 | awk '$1 == "all_reduce" { print $5 }')
+awk -v c="$c2" -v d="$d2" -v a="$allreduce_us" 'BEGIN {
+  step = 2 * 64 / c * 1e3; bound = 2 * 64 / ((step + a / 1e3) / 1e3)  # ms; samples/s
+  printf "all-reduce of the gradients alone (bench comm, 2 ranks): %.2f ms; ceiling step %.2f ms + that = %.0f samples/s at most without overlap (%.3f of the ceiling); ddptrain reaches %.3f of that bound\n", a / 1e3, step, bound, bound / c, d / bound }'
 # Paired: each repeat's ddptrain against the PyTorch run next to it.
 ratios() { local -n a=$1 b=$2; local i; for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.3f\n", x / y }'; done; }
 mapfile -t R1 < <(ratios D1 P1)
