@@ -13,6 +13,8 @@ namespace ddpt {
 
 RunFiles::RunFiles(const Config& config, CheckpointContents contents, MPI_Comm comm)
     : config_(config), contents_(std::move(contents)), comm_(comm) {
+  DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
+  DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size_));
   if (config_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(comm_);
 }
 
@@ -23,11 +25,7 @@ std::string RunFiles::checkpoint_to_resume() const {
 }
 
 int64_t RunFiles::load(const std::string& path) {
-  int rank = 0;
-  int size = 1;
-  DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
-  return load_checkpoint(path, contents_, rank, size);
+  return load_checkpoint(path, contents_, rank_, size_);
 }
 
 std::string RunFiles::metrics_path() const {
@@ -81,12 +79,8 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
     } else if (first_host_memory_.valid()) {
       host_memory = first_host_memory_.get();  // normally allocated long ago
     }
-    int rank = 0;
-    int size = 1;
-    DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank));
-    DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
-    auto snapshot = std::make_shared<StateSnapshot>(rank, /*copy=*/true, std::move(host_memory));
-    save_state(*snapshot, step, epoch, contents_, size, eval_loss);
+    auto snapshot = std::make_shared<StateSnapshot>(rank_, /*copy=*/true, std::move(host_memory));
+    save_state(*snapshot, step, epoch, contents_, size_, eval_loss);
     last_snapshot_ = snapshot;
     writer_->start(config_.run.dir, step, std::move(snapshot), config_.checkpoint);
     written.path =
@@ -104,12 +98,8 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
 
 void RunFiles::prepare_checkpoint_memory() {
   if (!writer_ || last_snapshot_ || first_host_memory_.valid()) return;
-  int rank = 0;
-  int size = 1;
-  DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size));
-  StateSnapshot layout(rank, /*copy=*/false);  // references the tensors: only shapes are read
-  save_state(layout, 0, 0, contents_, size, std::nullopt);
+  StateSnapshot layout(rank_, /*copy=*/false);  // references the tensors: only shapes are read
+  save_state(layout, 0, 0, contents_, size_, std::nullopt);
   first_host_memory_ =
       std::async(std::launch::async, allocate_host_memory, layout.host_memory_layout());
 }

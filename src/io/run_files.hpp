@@ -40,6 +40,8 @@ class RunFiles : public RunOutput {
   const Config& config_;
   CheckpointContents contents_;
   MPI_Comm comm_;
+  int rank_ = 0;  // in comm_
+  int size_ = 1;
   std::unique_ptr<MetricsWriter> metrics_;  // rank 0 only
   // checkpoint.async only; after metrics_, so it is destroyed (finishing its write) first.
   std::unique_ptr<CheckpointWriterThread> writer_;
