@@ -6,9 +6,17 @@
 #include "util/error.hpp"
 
 namespace ddpt {
+namespace {
+
+// train.batch_size = auto, before `train` found the number.
+bool unresolved_auto(const TrainConfig& train) {
+  return train.batch_size_auto && train.batch_size == 0;
+}
+
+}  // namespace
 
 int64_t per_rank_batch(const TrainConfig& train, int world_size) {
-  if (train.batch_size_auto && train.batch_size == 0) {
+  if (unresolved_auto(train)) {
     throw std::logic_error("train.batch_size = auto was not resolved (train/batch_size_search)");
   }
   if (train.global_batch == 0) return train.batch_size;
@@ -22,7 +30,7 @@ int64_t per_rank_batch(const TrainConfig& train, int world_size) {
 }
 
 int64_t eval_batch_size(const Config& config, int world_size) {
-  if (config.eval.batch_size == 0 && config.train.batch_size_auto && config.train.batch_size == 0) {
+  if (config.eval.batch_size == 0 && unresolved_auto(config.train)) {
     throw ConfigError(
         "option 'eval.batch_size' = 0 means train.batch_size, which is auto: only `ddptrain "
         "train` finds that one; set eval.batch_size");

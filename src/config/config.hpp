@@ -57,7 +57,7 @@ struct ModelConfig {
 };
 
 struct TrainConfig {
-  int64_t batch_size = 32;   // samples per rank per micro-step (auto: 0 until train finds it)
+  int64_t batch_size = 32;       // samples per rank per micro-step (auto: 0 until train finds it)
   bool batch_size_auto = false;  // train.batch_size = auto: the largest that fits in GPU memory
   int64_t global_batch = 0;  // if > 0: samples per optimizer step over all ranks (sets batch_size)
   int64_t grad_accum = 1;    // micro-steps per optimizer step

@@ -61,8 +61,7 @@ class OptionTable {
   // A whole number of at least `minimum`, or the one word `word` (then *chosen_word is set and
   // *field is 0), bound as text: the resolved deck and --help show what was written.
   OptionTable& add_count_or_word(const std::string& name, int64_t* field, bool* chosen_word,
-                                 const std::string& word, const std::string& help,
-                                 int64_t minimum);
+                                 const std::string& word, const std::string& help, int64_t minimum);
 
   const boost::program_options::options_description& description() const { return description_; }
   // Throws ConfigError naming the first option whose value breaks its constraint; then stores

@@ -147,18 +147,11 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
     // says; from pinned memory it is a DMA that overlaps the GPU's work.
     const Batch batch = batches.next(step, micro);
     split_.data += timer.lap();
-    const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
-    const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
-    torch::Tensor loss;
-    {
-      const AutocastScope autocast(precision_, comm_.device());
-      loss = task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets) /
-             static_cast<double>(accum);
-    }
+    const torch::Tensor loss = batch_loss(batch) / static_cast<double>(accum);
     split_.forward += timer.lap();
-    engine_->backward(scaler_ ? loss * scaler_->scale() : loss, /*sync=*/micro == accum - 1);
+    backward(loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
     split_.backward += timer.lap();
   }
@@ -228,15 +221,18 @@ void Trainer::trial_step(int64_t batch) {
     held =
         torch::empty({missing}, torch::TensorOptions().dtype(torch::kByte).device(comm_.device()));
   }
-  const Batch rows = data_.get(torch::arange(batch, torch::kLong));
-  const torch::Tensor inputs = rows.inputs.to(comm_.device());
-  const torch::Tensor targets = rows.targets.to(comm_.device());
-  torch::Tensor loss;
-  {
-    const AutocastScope autocast(precision_, comm_.device());
-    loss = task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets);
-  }
-  engine_->backward(scaler_ ? loss * scaler_->scale() : loss, /*sync=*/false);
+  backward(batch_loss(data_.get(torch::arange(batch, torch::kLong))), /*sync=*/false);
+}
+
+torch::Tensor Trainer::batch_loss(const Batch& batch) {
+  const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
+  const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
+  const AutocastScope autocast(precision_, comm_.device());
+  return task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets);
+}
+
+void Trainer::backward(const torch::Tensor& loss, bool sync) {
+  engine_->backward(scaler_ ? loss * scaler_->scale() : loss, sync);
 }
 
 bool Trainer::gradients_finite(std::optional<double>& norm) {

@@ -113,6 +113,11 @@ class Trainer : public Checkpointed {
   // gradients); NumericalError after train.max_bad_steps skipped steps in a row. Adds the time of
   // its phases to split_.
   std::optional<double> train_step(int64_t step, BatchPrefetcher& batches);
+  // This rank's mean loss over `batch` (moved to the device; the forward under autocast).
+  torch::Tensor batch_loss(const Batch& batch);
+  // Backward of `loss`, scaled by the fp16 loss scale if there is one; `sync`: as
+  // DataParallel::backward.
+  void backward(const torch::Tensor& loss, bool sync);
   // Whether the averaged gradients are all finite; sets `norm` to their norm when clipping will
   // need it (computed once for both).
   bool gradients_finite(std::optional<double>& norm);
