@@ -156,15 +156,8 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       }
     }
     // On the disk before it is published: a crash afterwards cannot leave an empty file.
-    if (const int error = sync_to_disk(staging_path(o.output))) {
-      std::error_code ignored;
-      std::filesystem::remove(staging_path(o.output), ignored);
-      throw DataError(fmt::format("'{}' could not be written to the disk: {}; an older file of "
-                                  "that name is kept",
-                                  o.output, std::strerror(error)),
-                      Raised::kThisRank);
-    }
-    publish_staged(o.output);
+    sync_and_publish(o.output, MPI_COMM_SELF, fmt::format("'{}'", o.output),
+                     "an older file of that name is kept");
     const H5File written = H5File::open_read(o.output);
     std::cout << fmt::format("wrote {} ({}):", o.output, o.kind);
     for (const auto& name : list_members(written.id())) {

@@ -97,15 +97,8 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   }  // collective close
   // On the disk before it is published (the collective sync is also the barrier before the
   // rename): a crash afterwards cannot leave an empty file under the output's name.
-  if (const int error = sync_staged_everywhere(output_path, MPI_COMM_WORLD)) {
-    std::error_code ignored;
-    if (rank == 0) std::filesystem::remove(staging_path(output_path), ignored);
-    throw DataError(fmt::format("predictions '{}' could not be written to the disk: {}; an older "
-                                "file of that name is kept",
-                                output_path, std::strerror(error)),
-                    Raised::kAllRanks);
-  }
-  if (rank == 0) publish_staged(output_path);
+  sync_and_publish(output_path, MPI_COMM_WORLD, fmt::format("predictions '{}'", output_path),
+                   "an older file of that name is kept");
   spdlog::info("predict: {} rows of {} on {} rank(s) with {} (step {}) -> {}", inputs.rows(),
                inputs.where(), world, checkpoint, loaded.step, output_path);
   return 0;

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
-#include "util/stopwatch.hpp"
 
 namespace ddpt {
 
@@ -90,12 +89,7 @@ Batch BatchPrefetcher::next(int64_t step, int64_t micro) {
     next_micro_ = 0;
     ++next_step_;
   }
-  const Stopwatch waited;
-  if (!thread_.joinable()) {
-    Batch batch = read(step, micro);
-    wait_seconds_ += waited.seconds();
-    return batch;
-  }
+  if (!thread_.joinable()) return read(step, micro);
   Slot slot;
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -110,15 +104,8 @@ Batch BatchPrefetcher::next(int64_t step, int64_t micro) {
     slots_.pop_front();
   }
   space_.notify_one();
-  wait_seconds_ += waited.seconds();
   if (slot.error) std::rethrow_exception(slot.error);
   return std::move(slot.batch);
-}
-
-double BatchPrefetcher::take_wait_seconds() {
-  const double seconds = wait_seconds_;
-  wait_seconds_ = 0;
-  return seconds;
 }
 
 }  // namespace ddpt

@@ -46,8 +46,6 @@ class BatchPrefetcher {
   // The batch of micro-step `micro` of step `step`, which must be the next in the sequence;
   // waits for it when it is not read yet, and rethrows the error of its read.
   Batch next(int64_t step, int64_t micro);
-  // Seconds next() has spent waiting (or reading, with depth 0) since the last call.
-  double take_wait_seconds();
 
  private:
   struct Slot {
@@ -64,7 +62,6 @@ class BatchPrefetcher {
   int64_t accum_ = 1;
   int64_t next_step_ = 0;  // what next() must be asked for
   int64_t next_micro_ = 0;
-  double wait_seconds_ = 0;
 
   std::mutex mutex_;
   std::condition_variable ready_;  // a slot was filled, or the thread ended

@@ -1,5 +1,6 @@
 #include "h5/h5_check.hpp"
 
+#include <cerrno>
 #include <mutex>
 
 #include "h5/h5_id.hpp"
@@ -7,10 +8,12 @@
 
 namespace ddpt {
 
-H5Error::H5Error(const std::string& call, const std::string& stack, const char* file, int line)
+H5Error::H5Error(const std::string& call, const std::string& stack, const char* file, int line,
+                 int system_error)
     : Error("HDF5 call " + call + " failed: " + stack + " " + process_tag(), ExitCode::kData,
             Raised::kThisRank, std::string(file) + ":" + std::to_string(line)),
-      stack_(stack) {}
+      stack_(stack),
+      system_error_(system_error) {}
 
 std::string describe_failed_read(hid_t dataset, const std::string& stack) {
   if (stack.find("Fletcher32") != std::string::npos ||
@@ -52,7 +55,8 @@ void silence_hdf5_error_printing() {
 }
 
 void throw_h5_error(const char* call, const char* file, int line) {
-  throw H5Error(call, take_h5_error_stack(), file, line);
+  const int system_error = errno;  // first: walking HDF5's error stack may set it
+  throw H5Error(call, take_h5_error_stack(), file, line, system_error);
 }
 
 }  // namespace detail

@@ -14,12 +14,18 @@ namespace ddpt {
 // A file that cannot be read or written as expected: exit code 3 (bad data or checkpoint file).
 class H5Error : public Error {
  public:
-  H5Error(const std::string& call, const std::string& stack, const char* file, int line);
+  H5Error(const std::string& call, const std::string& stack, const char* file, int line,
+          int system_error = 0);
   // HDF5's own messages, innermost first ("data error detected by Fletcher32 checksum; ...").
   const std::string& stack() const { return stack_; }
+  // errno as the failed call returned: the cause of a failed write (ENOSPC, EDQUOT, EIO), which
+  // HDF5's messages do not name (ROMIO reports any failed write as MPI_ERR_IO). Taken before
+  // anything else runs, since any library call may set errno.
+  int system_error() const { return system_error_; }
 
  private:
   std::string stack_;
+  int system_error_ = 0;
 };
 
 // What a failed H5Dread of `dataset` says: HDF5's `stack`, where the dataset's only filter is

@@ -141,7 +141,10 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
     root.reset();
     file->close();  // collective; writes what HDF5 still buffers, so it can fail too
   } catch (const Error& e) {
-    const int error_number = errno;  // the failed write's, if nothing since has set it
+    // The failed write's errno: an HDF5 call's failure keeps it; otherwise errno, if nothing since
+    // has set it.
+    const auto* h5 = dynamic_cast<const H5Error*>(&e);
+    const int error_number = h5 != nullptr ? h5->system_error() : errno;
     // This rank's part failed (a full disk, a quota, an I/O error) while the other ranks are in
     // HDF5's collective calls, waiting for it: a close here would wait for them in turn (it is
     // collective), so the file is abandoned and the job aborts (a one-rank error). The staging
@@ -179,22 +182,6 @@ void reserve_checkpoint_space(const fs::path& path, const StateSnapshot& snapsho
                   Raised::kAllRanks);
 }
 
-// Collective: the staged file goes to the disk before it is published, and every rank learns
-// whether all succeeded: `latest` never names a file a crash could still take away. Synchronous
-// writes take this time in their stall (about what dd conv=fsync of the same bytes takes);
-// checkpoint.async takes it in the background.
-void sync_checkpoint_file(const fs::path& path, MPI_Comm comm, int rank) {
-  const int first_error = sync_staged_everywhere(path, comm);
-  if (first_error == 0) return;
-  std::error_code ignored;
-  if (rank == 0) fs::remove(staging_path(path), ignored);
-  throw DataError(
-      fmt::format("checkpoint '{}' could not be written to the disk: {} ({}); the "
-                  "previous checkpoints are kept",
-                  path.string(), std::strerror(first_error), free_space_text(path.parent_path())),
-      Raised::kAllRanks);
-}
-
 }  // namespace
 
 void save_state(StateWriter& root, int64_t step, int64_t epoch, const CheckpointContents& contents,
@@ -230,9 +217,13 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
   const fs::path path = dir / checkpoint_file_name(step);
   reserve_checkpoint_space(path, snapshot, comm, rank, size);
   write_checkpoint_file(path, snapshot, comm, rank, size);
-  sync_checkpoint_file(path, comm, rank);  // collective: every rank has synced after it
+  // On the disk before it is published, so `latest` never names a file a crash could still take
+  // away. Synchronous writes take this time in their stall (about what dd conv=fsync of the same
+  // bytes takes); checkpoint.async takes it in the background. Collective: every rank has synced
+  // after it.
+  sync_and_publish(path, comm, fmt::format("checkpoint '{}'", path.string()),
+                   "the previous checkpoints are kept");
   if (rank == 0) {
-    publish_staged(path);
     point_link_at(dir, "latest", path.filename().string());
     const Hdf5Lock lock;  // keep_best reads the kept files
     prune(dir, retention);

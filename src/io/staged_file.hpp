@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <filesystem>
+#include <string>
 
 namespace ddpt {
 
@@ -19,9 +20,14 @@ void publish_staged(const std::filesystem::path& final_path);
 // errno of the failure (EIO, and ENOSPC or EDQUOT where a file system allocates late). Without it
 // a file is renamed into place while its data may still be lost to a crash of the node.
 int sync_to_disk(const std::filesystem::path& path) noexcept;
-// Collective over `comm`, for a file written by several ranks (on a parallel file system each node
-// holds its own part in its page cache): every rank syncs what it wrote of the staged file of
-// `final_path`, and every rank gets 0, or the largest errno that any rank met.
-int sync_staged_everywhere(const std::filesystem::path& final_path, MPI_Comm comm);
+// Collective over `comm`, the ranks that wrote the staged file of `final_path` (on a parallel file
+// system each node holds its own part in its page cache): every rank syncs what it wrote to the
+// disk, then rank 0 of `comm` renames the file into place. If any rank's sync failed, nothing is
+// published: the staged file is removed and every rank of `comm` throws DataError (exit 3),
+// "DESCRIPTION could not be written to the disk: REASON (free space); KEPT", KEPT saying what is
+// left of the older output. The error is raised on every rank when `comm` spans the job, else on
+// this rank (a file rank 0 wrote alone).
+void sync_and_publish(const std::filesystem::path& final_path, MPI_Comm comm,
+                      const std::string& description, const std::string& kept);
 
 }  // namespace ddpt

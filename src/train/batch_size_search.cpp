@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 
+#include "train/generator_state.hpp"
 #include "train/trainer.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
@@ -67,15 +67,6 @@ class TrialUndo {
   TrialUndo& operator=(const TrialUndo&) = delete;
 
  private:
-  static torch::Tensor generator_state(at::Generator generator) {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    return generator.get_state();
-  }
-  static void set_generator_state(at::Generator generator, const torch::Tensor& state) {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(state);
-  }
-
   Model& model_;
   torch::Device device_;
   torch::Tensor cpu_state_;

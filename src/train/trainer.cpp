@@ -141,12 +141,15 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   engine_->zero_grad();
   engine_->sync_buffers();
   split_.zero_sync += timer.lap();
+  last_data_wait_ = 0;
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(comm_.device()));
   for (int64_t micro = 0; micro < accum; ++micro) {
     // Pinned on CUDA devices: from pageable memory a copy is synchronous whatever non_blocking
     // says; from pinned memory it is a DMA that overlaps the GPU's work.
     const Batch batch = batches.next(step, micro);
-    split_.data += timer.lap();
+    const double waited = timer.lap();
+    split_.data += waited;
+    last_data_wait_ += waited;
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
     const torch::Tensor loss = batch_loss(batch) / static_cast<double>(accum);
@@ -311,7 +314,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     }
     ++window_.steps;
     timing.comm_wait += engine_->reducer().last_trace().wait_seconds;
-    timing.data_wait += batches.take_wait_seconds();
+    timing.data_wait += last_data_wait_;
     ++timing.steps;
     const int64_t done = step + 1;
     steps_done_ = done;

@@ -154,6 +154,7 @@ class Trainer : public Checkpointed {
   int64_t start_step_ = 0;
   int64_t steps_done_ = 0;
   StepSplit split_;
+  double last_data_wait_ = 0;  // seconds the last step waited for its batches (all micro-steps)
 };
 
 }  // namespace ddpt

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -79,6 +80,17 @@ TEST_F(H5, FailedCallCarriesTheHdf5ErrorStack) {
     EXPECT_NE(message.find("doesn't exist"), std::string::npos) << message;
     EXPECT_EQ(e.code(), ExitCode::kData);
     EXPECT_FALSE(e.where().empty());
+  }
+}
+
+// The system's reason for a failed call survives HDF5's error handling: a checkpoint's message
+// names it ("No space left on device") though HDF5's own messages do not.
+TEST_F(H5, FailedCallKeepsTheSystemError) {
+  try {
+    H5File::create(path("no_such_folder/c.h5"));
+    FAIL() << "no error for a file in a missing folder";
+  } catch (const H5Error& e) {
+    EXPECT_EQ(e.system_error(), ENOENT) << e.what();
   }
 }
 
