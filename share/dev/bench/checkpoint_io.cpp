@@ -1,9 +1,21 @@
 // Benchmark (not a test; prints figures): checkpoint write and read time for a ~100 MB model
-// with its AdamW state, against torch::save of the same tensors, and the cost of one metrics.h5
-// row. Run under mpirun at 1 and 2 ranks; see checkpoint_io.sh, which adds a dd of the same bytes.
+// with its AdamW state, against torch::save of the same tensors and a plain write of the file's
+// bytes (as dd bs=1M conv=fsync does), and the cost of one metrics.h5 row. Run under mpirun at 1
+// and 2 ranks; see checkpoint_io.sh.
+//
+// The three writers take turns within each round, and each writes a new file while its previous
+// one still exists, deleting that one afterwards (a checkpoint with retention.keep_last = 1). So
+// each finds the same state of the page cache: on a VM that hands freed memory back to its host,
+// a write into pages the host must provide again can take several times as long as one into
+// pages freed a moment before (README, share/dev/bench/zero_checkpoint.sh), which makes a
+// comparison of writes made at different moments meaningless.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "app/process_tuning.hpp"
@@ -20,9 +32,32 @@
 
 namespace {
 
-constexpr int kRepeats = 3;  // median of 3: the disk and page cache are noisy
+constexpr int kRepeats = 5;  // median of 5: the disk and page cache are noisy
 
 using ddpt::bench::median;
+
+// dd if=/dev/zero of=PATH bs=1M count=... conv=fsync, in seconds: `bytes` written in 1 MiB
+// blocks from one zeroed block, then fsync. Throws if a write fails.
+double plain_write_seconds(const std::filesystem::path& path, int64_t bytes) {
+  constexpr int64_t kBlock = int64_t{1} << 20;
+  const std::vector<char> block(kBlock, 0);
+  ddpt::Stopwatch watch;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), path.string());
+  for (int64_t done = 0; done < bytes;) {
+    const ssize_t n =
+        ::write(fd, block.data(), static_cast<size_t>(std::min(kBlock, bytes - done)));
+    if (n <= 0) {
+      ::close(fd);
+      throw std::system_error(errno, std::generic_category(), path.string());
+    }
+    done += n;
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced) throw std::system_error(errno, std::generic_category(), path.string());
+  return watch.seconds();
+}
 
 }  // namespace
 
@@ -50,8 +85,11 @@ int main(int argc, char** argv) {
   const bool rank0 = comm.rank() == 0;
   if (rank0) std::filesystem::create_directories(dir);
 
-  std::vector<double> write_s, read_s, torch_s;
+  std::vector<double> write_s, read_s, torch_s, plain_s;
   std::string path;
+  const auto numbered = [&](const char* name, int r) {
+    return std::filesystem::path(dir) / (name + std::to_string(r));
+  };
   for (int r = 0; r < kRepeats; ++r) {
     comm.barrier();
     Stopwatch w;
@@ -66,8 +104,12 @@ int main(int argc, char** argv) {
       std::vector<torch::Tensor> all = tensors;
       for (const auto& t : export_optimizer_state(*optimizer, params)) all.push_back(t.tensor);
       Stopwatch ts;
-      torch::save(all, dir + "/torch_save.pt");
+      torch::save(all, numbered("torch_save.pt.", r).string());
       torch_s.push_back(ts.seconds());
+      std::filesystem::remove(numbered("torch_save.pt.", r - 1));
+      plain_s.push_back(plain_write_seconds(
+          numbered("plain.bin.", r), static_cast<int64_t>(std::filesystem::file_size(path))));
+      std::filesystem::remove(numbered("plain.bin.", r - 1));
     }
   }
   const double mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
@@ -82,11 +124,21 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kRows; ++i)
       metrics->append(StepRecord{i, 0, 1.0, 1e-3, 1.0, 1.0, 1.0, 0.0});
     append_us = m.seconds() / kRows * 1e6;
+    const double best_write = *std::min_element(write_s.begin(), write_s.end());
+    const double best_plain = *std::min_element(plain_s.begin(), plain_s.end());
     std::printf(
         "ranks=%d checkpoint_mb=%.1f write_s=%.3f read_s=%.3f torch_save_s=%.3f "
-        "write_mb_per_s=%.0f torch_save_mb_per_s=%.0f metrics_row_us=%.0f\n",
-        comm.size(), mb, median(write_s), median(read_s), median(torch_s), mb / median(write_s),
-        mb / median(torch_s), append_us);
+        "plain_write_s=%.3f write_mb_per_s=%.0f torch_save_mb_per_s=%.0f "
+        "plain_write_mb_per_s=%.0f write_vs_plain=%.2fx best_write_vs_best_plain=%.2fx "
+        "metrics_row_us=%.0f\n",
+        comm.size(), mb, median(write_s), median(read_s), median(torch_s), median(plain_s),
+        mb / median(write_s), mb / median(torch_s), mb / median(plain_s),
+        median(plain_s) / median(write_s), best_plain / best_write, append_us);
+    std::printf("  per round (s): checkpoint");
+    for (const double t : write_s) std::printf(" %.3f", t);
+    std::printf(", plain write");
+    for (const double t : plain_s) std::printf(" %.3f", t);
+    std::printf("\n");
   }
   comm.barrier();
   if (rank0) std::filesystem::remove_all(dir);
