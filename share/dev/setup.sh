@@ -17,13 +17,13 @@ build_only=false
 [[ ${1:-} == --build-only ]] && build_only=true
 
 # Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
-# spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it; the
-# GPT's fused attention links libblas.so, which the alternatives point at OpenBLAS at run time),
-# ccache. Where LibTorch with CUDA (libtorch-cuda-dev, Debian 13) is installed it stands in for
+# spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
+# oneDNN's headers (the built-in models' CPU products, src/models/cpu_gemm.hpp; LibTorch already
+# depends on its library), ccache. Where LibTorch with CUDA (libtorch-cuda-dev, Debian 13) is installed it stands in for
 # the CPU one: the two conflict.
 packages=(
   build-essential cmake ccache git pkg-config
-  libopenblas0-openmp libblas-dev
+  libopenblas0-openmp libblas-dev libdnnl-dev
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev

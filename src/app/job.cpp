@@ -5,6 +5,7 @@
 
 #include "comm/make_communicator.hpp"
 #include "config/environment.hpp"
+#include "models/cpu_gemm.hpp"
 #include "runtime/gpu_inventory.hpp"
 #include "util/error.hpp"
 
@@ -67,7 +68,9 @@ std::string describe_job(const Job& job, const std::string& backend) {
   text +=
       fmt::format("  NCCL            : {}\n",
                   nccl_compiled() ? "compiled in, version " + nccl_version() : "not compiled in");
-  text += fmt::format("  LibTorch        : {}", TORCH_VERSION);
+  text += fmt::format("  LibTorch        : {}\n", TORCH_VERSION);
+  // The built-in models' float32 CPU products (models/cpu_gemm.hpp); LibTorch's own on GPUs.
+  text += fmt::format("  CPU GEMM        : {}", cpu_gemm_name());
   return text;
 }
 

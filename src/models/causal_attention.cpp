@@ -1,6 +1,7 @@
 #include "models/causal_attention.hpp"
 
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <array>
@@ -9,15 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "models/cpu_gemm.hpp"
 #include "util/versions.hpp"
-
-#ifdef DDPTRAIN_HAVE_BLAS
-// The Fortran BLAS entry point: LibTorch itself calls the same one, so this is the BLAS that the
-// rest of the step runs on (OpenBLAS through Debian's alternatives).
-extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                       const int* k, const float* alpha, const float* a, const int* lda,
-                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
-#endif
 
 namespace ddpt {
 namespace {
@@ -25,23 +19,6 @@ namespace {
 // Rows of scores handled at once. Row block [i0, i0 + R) needs key columns [0, i0 + R) only, so
 // long contexts skip most of the masked upper triangle; at T <= R it is one full T x T block.
 constexpr int64_t kRowBlock = 64;
-
-// Row-major C[m x n] = alpha op(A) op(B) + beta C, op(A) m x k, op(B) k x n.
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-#ifdef DDPTRAIN_HAVE_BLAS
-  // Column-major BLAS sees every row-major matrix transposed: C^T = op(B)^T op(A)^T.
-  const char ta = trans_b ? 'T' : 'N';
-  const char tb = trans_a ? 'T' : 'N';
-  const int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k);
-  const int la = static_cast<int>(ldb), lb = static_cast<int>(lda), lc = static_cast<int>(ldc);
-  sgemm_(&ta, &tb, &mm, &nn, &kk, &alpha, b, &la, a, &lb, &beta, c, &lc);
-#else
-  (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
-  (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
-  TORCH_CHECK(false, "fused causal attention: built without a BLAS");
-#endif
-}
 
 // exp(v) for v <= 0 (softmax subtracts the row's maximum first): Cephes' expf (relative error
 // below 2e-7, as LibTorch's vectorised exp), written without calls or branches so that GCC
@@ -175,12 +152,12 @@ std::pair<torch::Tensor, torch::Tensor> fused_forward(const torch::Tensor& qkv, 
       for (int64_t i0 = 0; i0 < T; i0 += kRowBlock) {
         const int64_t rows = std::min(kRowBlock, T - i0), cols = i0 + rows;
         float* p_rows = p + i0 * T;
-        gemm(false, true, rows, cols, D, scale, q + i0 * ld, ld, k, ld, 0.0f, p_rows, T);
+        cpu_sgemm(false, true, rows, cols, D, scale, q + i0 * ld, ld, k, ld, 0.0f, p_rows, T);
         for (int64_t r = 0; r < rows; ++r) {
           causal_softmax_row(p_rows + r * T, i0 + r + 1, cols, T);
         }
-        gemm(false, false, rows, D, cols, 1.0f, p_rows, T, v, ld, 0.0f, out + i0 * s.width,
-             s.width);
+        cpu_sgemm(false, false, rows, D, cols, 1.0f, p_rows, T, v, ld, 0.0f, out + i0 * s.width,
+                  s.width);
       }
     }
   });
@@ -217,7 +194,8 @@ torch::Tensor fused_backward(const torch::Tensor& dy_in, const torch::Tensor& qk
         const int64_t rows = std::min(kRowBlock, T - i0), cols = i0 + rows;
         const float* p_rows = p + i0 * T;
         const float* dout_rows = dout + i0 * s.width;
-        gemm(false, true, rows, cols, D, 1.0f, dout_rows, s.width, v, ld, 0.0f, ds.data(), cols);
+        cpu_sgemm(false, true, rows, cols, D, 1.0f, dout_rows, s.width, v, ld, 0.0f, ds.data(),
+                  cols);
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t valid = i0 + r + 1;
           const float* pr = p_rows + r * T;
@@ -226,9 +204,10 @@ torch::Tensor fused_backward(const torch::Tensor& dy_in, const torch::Tensor& qk
           for (int64_t j = 0; j < valid; ++j) dr[j] = pr[j] * (dr[j] - weighted) * scale;
           std::fill(dr + valid, dr + cols, 0.0f);
         }
-        gemm(false, false, rows, D, cols, 1.0f, ds.data(), cols, k, ld, 0.0f, dq + i0 * ld, ld);
-        gemm(true, false, cols, D, rows, 1.0f, ds.data(), cols, q + i0 * ld, ld, 1.0f, dk, ld);
-        gemm(true, false, cols, D, rows, 1.0f, p_rows, T, dout_rows, s.width, 1.0f, dv, ld);
+        cpu_sgemm(false, false, rows, D, cols, 1.0f, ds.data(), cols, k, ld, 0.0f, dq + i0 * ld,
+                  ld);
+        cpu_sgemm(true, false, cols, D, rows, 1.0f, ds.data(), cols, q + i0 * ld, ld, 1.0f, dk, ld);
+        cpu_sgemm(true, false, cols, D, rows, 1.0f, p_rows, T, dout_rows, s.width, 1.0f, dv, ld);
       }
     }
   });
@@ -239,6 +218,8 @@ class FusedCausalAttention : public torch::autograd::Function<FusedCausalAttenti
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv,
                                int64_t n_head) {
+    // Named for profilers (the backward shows as its autograd node; this forward would not show).
+    RECORD_FUNCTION("ddpt::causal_attention_forward", std::vector<c10::IValue>());
     const torch::Tensor packed = qkv.contiguous();
     auto [y, weights] = fused_forward(packed, n_head);
     ctx->save_for_backward({packed, weights});
@@ -273,18 +254,14 @@ torch::Tensor reference_causal_self_attention(const torch::Tensor& qkv, int64_t 
 }
 
 bool fused_causal_attention_available(const torch::Tensor& qkv) {
-#ifdef DDPTRAIN_HAVE_BLAS
-  return qkv.device().is_cpu() && qkv.scalar_type() == torch::kFloat && !qkv.is_sparse();
-#else
-  (void)qkv;
-  return false;
-#endif
+  return cpu_gemm_available() && qkv.device().is_cpu() && qkv.scalar_type() == torch::kFloat &&
+         !qkv.is_sparse();
 }
 
 torch::Tensor fused_causal_self_attention(const torch::Tensor& qkv, int64_t n_head) {
   TORCH_CHECK(fused_causal_attention_available(qkv),
-              "fused causal attention: needs a float32 CPU tensor and a BLAS, got ", qkv.dtype(),
-              " on ", qkv.device());
+              "fused causal attention: needs a float32 CPU tensor and a CPU GEMM, got ",
+              qkv.dtype(), " on ", qkv.device());
   return FusedCausalAttention::apply(qkv, n_head);
 }
 

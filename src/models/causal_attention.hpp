@@ -31,7 +31,8 @@ torch::Tensor causal_self_attention(const torch::Tensor& qkv, int64_t n_head, do
 torch::Tensor reference_causal_self_attention(const torch::Tensor& qkv, int64_t n_head,
                                               double dropout, bool training);
 
-// Whether the fused CPU kernel can run on qkv (CPU, float32, and a BLAS to call).
+// Whether the fused CPU kernel can run on qkv (CPU, float32, and a CPU GEMM to call:
+// models/cpu_gemm.hpp).
 bool fused_causal_attention_available(const torch::Tensor& qkv);
 
 // The fused CPU kernel, no dropout; differentiable once (its backward is not itself recorded).

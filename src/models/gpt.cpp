@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/causal_attention.hpp"
+#include "models/linear.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -20,8 +21,8 @@ torch::Tensor maybe_dropout(const torch::Tensor& x, double p, bool training) {
 class CausalSelfAttentionImpl : public nn::Module {
  public:
   explicit CausalSelfAttentionImpl(const GptSpec& spec)
-      : c_attn_(register_module("c_attn", nn::Linear(spec.n_embd, 3 * spec.n_embd))),
-        c_proj_(register_module("c_proj", nn::Linear(spec.n_embd, spec.n_embd))),
+      : c_attn_(register_module("c_attn", Linear(spec.n_embd, 3 * spec.n_embd))),
+        c_proj_(register_module("c_proj", Linear(spec.n_embd, spec.n_embd))),
         n_head_(spec.n_head),
         dropout_(spec.dropout) {}
 
@@ -35,8 +36,8 @@ class CausalSelfAttentionImpl : public nn::Module {
   }
 
  private:
-  nn::Linear c_attn_;
-  nn::Linear c_proj_;
+  Linear c_attn_;
+  Linear c_proj_;
   int64_t n_head_;
   double dropout_;
 };
@@ -45,16 +46,16 @@ TORCH_MODULE(CausalSelfAttention);
 class FeedForwardImpl : public nn::Module {
  public:
   explicit FeedForwardImpl(const GptSpec& spec)
-      : c_fc_(register_module("c_fc", nn::Linear(spec.n_embd, 4 * spec.n_embd))),
-        c_proj_(register_module("c_proj", nn::Linear(4 * spec.n_embd, spec.n_embd))),
+      : c_fc_(register_module("c_fc", Linear(spec.n_embd, 4 * spec.n_embd))),
+        c_proj_(register_module("c_proj", Linear(4 * spec.n_embd, spec.n_embd))),
         dropout_(spec.dropout) {}
   torch::Tensor forward(const torch::Tensor& x) {
     return maybe_dropout(c_proj_(torch::gelu(c_fc_(x))), dropout_, is_training());
   }
 
  private:
-  nn::Linear c_fc_;
-  nn::Linear c_proj_;
+  Linear c_fc_;
+  Linear c_proj_;
   double dropout_;
 };
 TORCH_MODULE(FeedForward);
@@ -90,8 +91,8 @@ class GptNetImpl : public nn::Module {
     register_module("h", h_);
     ln_f_ = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({spec.n_embd})));
     if (!spec.tie) {
-      lm_head_ = register_module(
-          "lm_head", nn::Linear(nn::LinearOptions(spec.n_embd, spec.vocab).bias(false)));
+      lm_head_ = register_module("lm_head",
+                                 Linear(nn::LinearOptions(spec.n_embd, spec.vocab).bias(false)));
     }
     initialise(spec);
   }
@@ -106,13 +107,13 @@ class GptNetImpl : public nn::Module {
     const torch::Tensor positions =
         torch::arange(time, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
     torch::Tensor x = maybe_dropout(wte_(tokens) + wpe_(positions), dropout_, is_training());
-    // The blocks work on [N T, C] rows: the C++ frontend's Linear is one addmm (the bias added
-    // inside the GEMM) on 2-D input only; on [N, T, C] it runs matmul and then a second pass
-    // over the output to add the bias.
+    // The blocks work on [N T, C] rows: one GEMM per linear layer with the bias inside it
+    // (LibTorch's linear, where it runs, is one addmm on 2-D input only; on [N, T, C] it runs
+    // matmul and then a second pass over the output to add the bias).
     x = x.view({windows * time, -1});
     for (auto& block : *h_) x = block->as<BlockImpl>()->forward(x, windows);
     x = ln_f_(x);
-    return (lm_head_ ? lm_head_(x) : F::linear(x, wte_->weight)).view({windows, time, -1});
+    return (lm_head_ ? lm_head_(x) : ddpt::linear(x, wte_->weight)).view({windows, time, -1});
   }
 
  private:
@@ -137,7 +138,7 @@ class GptNetImpl : public nn::Module {
   nn::Embedding wpe_;
   nn::ModuleList h_;
   nn::LayerNorm ln_f_{nullptr};
-  nn::Linear lm_head_{nullptr};
+  Linear lm_head_{nullptr};
   double dropout_;
   int64_t block_;
 };

@@ -42,14 +42,16 @@ void expect_fused_matches_reference(const Case& c) {
 }
 
 TEST(CausalAttention, FusedMatchesTheReferenceInOneRowBlock) {
-  if (!fused_causal_attention_available(torch::zeros({1}))) GTEST_SKIP() << "built without BLAS";
+  if (!fused_causal_attention_available(torch::zeros({1})))
+    GTEST_SKIP() << "built without a CPU GEMM";
   expect_fused_matches_reference({3, 9, 3, 8});
   expect_fused_matches_reference({2, 64, 4, 32});
   expect_fused_matches_reference({1, 1, 2, 4});
 }
 
 TEST(CausalAttention, FusedMatchesTheReferenceOverSeveralRowBlocks) {
-  if (!fused_causal_attention_available(torch::zeros({1}))) GTEST_SKIP() << "built without BLAS";
+  if (!fused_causal_attention_available(torch::zeros({1})))
+    GTEST_SKIP() << "built without a CPU GEMM";
   expect_fused_matches_reference({2, 65, 2, 16});
   expect_fused_matches_reference({1, 150, 4, 8});
 }
@@ -57,7 +59,8 @@ TEST(CausalAttention, FusedMatchesTheReferenceOverSeveralRowBlocks) {
 // The GPT's CPU numbers are the same on LibTorch 1.x and 2.x: on 2.x too, float32 on a CPU
 // without attention dropout goes to the fused kernel, not to scaled_dot_product_attention.
 TEST(CausalAttention, Float32OnACpuTakesTheFusedKernelOnEveryLibTorch) {
-  if (!fused_causal_attention_available(torch::zeros({1}))) GTEST_SKIP() << "built without BLAS";
+  if (!fused_causal_attention_available(torch::zeros({1})))
+    GTEST_SKIP() << "built without a CPU GEMM";
   torch::manual_seed(3);
   const torch::Tensor qkv = 2 * torch::randn({2, 70, 3 * 32});
   const torch::Tensor fused = fused_causal_self_attention(qkv, 4);

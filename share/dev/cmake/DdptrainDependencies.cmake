@@ -30,14 +30,24 @@ find_package(Boost 1.70 REQUIRED COMPONENTS program_options)
 find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
 find_package(Threads REQUIRED)
-# The fused CPU attention of the built-in GPT (src/models/causal_attention.cpp) calls sgemm_ of
-# the BLAS that LibTorch runs on (Debian: libblas.so.3, OpenBLAS through the alternatives).
-# Optional: without one, attention falls back to tensor operations.
+# The CPU GEMM of ddptrain's own kernels (src/models/cpu_gemm.cpp: the built-in models' linear
+# layers, the GPT's fused attention): oneDNN's sgemm where it runs AVX-512 kernels (Debian:
+# libdnnl-dev; LibTorch already loads libdnnl for its convolutions), else sgemm_ of the BLAS that
+# LibTorch runs on (Debian: libblas.so.3, OpenBLAS through the alternatives); decided at run time.
+# Optional: without either, those layers use LibTorch's tensor operations. oneDNN is found by
+# header and library rather than by dnnl-config.cmake, which asks for OpenCL.
+find_path(DDPTRAIN_ONEDNN_INCLUDE_DIR oneapi/dnnl/dnnl.h)
+find_library(DDPTRAIN_ONEDNN_LIBRARY NAMES dnnl)
 find_package(BLAS QUIET)
-if(BLAS_FOUND)
-  message(STATUS "ddptrain: BLAS for the fused CPU attention: ${BLAS_LIBRARIES}")
+if(DDPTRAIN_ONEDNN_INCLUDE_DIR AND DDPTRAIN_ONEDNN_LIBRARY AND DDPTRAIN_WITH_ONEDNN)
+  set(DDPTRAIN_HAVE_ONEDNN ON)
+  message(STATUS "ddptrain: CPU GEMM: oneDNN ${DDPTRAIN_ONEDNN_LIBRARY} on AVX-512, else BLAS")
+elseif(BLAS_FOUND)
+  set(DDPTRAIN_HAVE_ONEDNN OFF)
+  message(STATUS "ddptrain: CPU GEMM: BLAS ${BLAS_LIBRARIES} (no oneDNN found)")
 else()
-  message(STATUS "ddptrain: no BLAS found, the GPT's CPU attention uses tensor operations")
+  set(DDPTRAIN_HAVE_ONEDNN OFF)
+  message(STATUS "ddptrain: no oneDNN or BLAS found: the built-in models use tensor operations")
 endif()
 
 # --- CUDA Toolkit + NCCL (optional) -------------------------------------------------------------

@@ -1,0 +1,137 @@
+#include "models/linear.hpp"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
+
+#include "models/cpu_gemm.hpp"
+#include "util/versions.hpp"
+
+namespace ddpt {
+namespace {
+
+bool cpu_float(const torch::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.layout() == torch::kStrided;
+}
+
+bool cpu_autocast_on() {
+#if DDPTRAIN_TORCH_AUTOCAST_BY_DEVICE_TYPE
+  return at::autocast::is_autocast_enabled(at::kCPU);
+#else
+  return at::autocast::is_cpu_enabled();
+#endif
+}
+
+// A product's result: uninitialised where the GEMM writes all of it (beta = 0), zeros where an
+// empty inner dimension leaves it untouched.
+torch::Tensor product_result(const torch::Tensor& like, int64_t inner) {
+  return inner > 0 ? torch::empty_like(like) : torch::zeros_like(like);
+}
+
+// y [M, out] = x [M, in] W^T + b on the CPU GEMM; bias may be undefined.
+torch::Tensor gemm_forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x_in,
+                           const torch::Tensor& weight_in, const torch::Tensor& bias) {
+  // Named for profilers (the backward shows as its autograd node; this forward would not show).
+  RECORD_FUNCTION("ddpt::linear_forward", std::vector<c10::IValue>());
+  const torch::Tensor x = x_in.contiguous();
+  const torch::Tensor weight = weight_in.contiguous();
+  const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
+  torch::Tensor y;
+  float beta = 0.0f;
+  if (bias.defined()) {
+    // The bias enters as C's start value (beta = 1): one pass that the GEMM makes anyway.
+    y = bias.unsqueeze(0).expand({rows, out}).contiguous();
+    beta = 1.0f;
+  } else {
+    y = in > 0 ? torch::empty({rows, out}, x.options()) : torch::zeros({rows, out}, x.options());
+  }
+  if (rows > 0 && out > 0 && in > 0) {
+    cpu_sgemm(false, true, rows, out, in, 1.0f, x.data_ptr<float>(), in, weight.data_ptr<float>(),
+              in, beta, y.data_ptr<float>(), out);
+  }
+  ctx->save_for_backward({x, weight});
+  return y;
+}
+
+// dx = dy W, dW = dy^T x, db = the sum of dy over rows: each only where it is needed.
+torch::autograd::variable_list gemm_backward(torch::autograd::AutogradContext* ctx,
+                                             const torch::Tensor& grad, bool has_bias) {
+  torch::autograd::variable_list grads(has_bias ? 3 : 2);
+  if (!grad.defined()) return grads;
+  const torch::autograd::variable_list saved = ctx->get_saved_variables();
+  const torch::Tensor& x = saved[0];
+  const torch::Tensor& weight = saved[1];
+  const torch::Tensor dy = grad.contiguous();
+  const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
+  const bool products = rows > 0 && in > 0 && out > 0;
+  if (ctx->needs_input_grad(0)) {
+    grads[0] = product_result(x, out);
+    if (products) {
+      cpu_sgemm(false, false, rows, in, out, 1.0f, dy.data_ptr<float>(), out,
+                weight.data_ptr<float>(), in, 0.0f, grads[0].data_ptr<float>(), in);
+    }
+  }
+  if (ctx->needs_input_grad(1)) {
+    grads[1] = product_result(weight, rows);
+    if (products) {
+      cpu_sgemm(true, false, out, in, rows, 1.0f, dy.data_ptr<float>(), out, x.data_ptr<float>(),
+                in, 0.0f, grads[1].data_ptr<float>(), in);
+    }
+  }
+  if (has_bias && ctx->needs_input_grad(2)) grads[2] = dy.sum(0);
+  return grads;
+}
+
+// Two functions because a custom autograd function takes no undefined tensor (LibTorch 1.13
+// asks every tensor argument for its device).
+class CpuGemmLinear : public torch::autograd::Function<CpuGemmLinear> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias) {
+    return gemm_forward(ctx, x, weight, bias);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    return gemm_backward(ctx, grad_outputs[0], true);
+  }
+};
+
+class CpuGemmLinearNoBias : public torch::autograd::Function<CpuGemmLinearNoBias> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight) {
+    return gemm_forward(ctx, x, weight, {});
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    return gemm_backward(ctx, grad_outputs[0], false);
+  }
+};
+
+torch::Tensor gemm_linear(const torch::Tensor& x, const torch::Tensor& weight,
+                          const torch::Tensor& bias) {
+  return bias.defined() ? CpuGemmLinear::apply(x, weight, bias)
+                        : CpuGemmLinearNoBias::apply(x, weight);
+}
+
+}  // namespace
+
+bool linear_uses_cpu_gemm(const torch::Tensor& x, const torch::Tensor& weight,
+                          const torch::Tensor& bias) {
+  // Under CPU autocast LibTorch's linear runs in bfloat16: that is autocast's to decide.
+  return cpu_gemm_available() && cpu_float(x) && cpu_float(weight) &&
+         (!bias.defined() || cpu_float(bias)) && x.dim() >= 1 && weight.dim() == 2 &&
+         !cpu_autocast_on();
+}
+
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight,
+                     const torch::Tensor& bias) {
+  if (!linear_uses_cpu_gemm(x, weight, bias)) return torch::nn::functional::linear(x, weight, bias);
+  if (x.dim() == 2) return gemm_linear(x, weight, bias);
+  // [..., in] as rows of a matrix, and the result back in the input's leading shape.
+  std::vector<int64_t> shape = x.sizes().vec();
+  const torch::Tensor y = gemm_linear(x.reshape({-1, x.size(-1)}), weight, bias);
+  shape.back() = weight.size(0);
+  return y.view(shape);
+}
+
+}  // namespace ddpt
