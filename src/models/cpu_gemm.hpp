@@ -6,7 +6,7 @@
 //     CPU. Debian's LibTorch runs its float32 products on OpenBLAS 0.3.21, which uses AVX2 kernels
 //     even on AVX-512 CPUs it does not know (and these machines pin OPENBLAS_CORETYPE=Haswell);
 //     oneDNN picks kernels by the instruction sets the CPU reports. On the 2-core AMD EPYC
-//     (AVX-512) machine a linear layer's forward and backward ran 1.8-2.0x faster on oneDNN
+//     (AVX-512) machine a linear layer's forward and backward ran 1.83-2.05x faster on oneDNN
 //     (build/bin/ddptrain_bench_linear). LibTorch already loads libdnnl (its convolutions).
 //   - otherwise the Fortran BLAS that LibTorch itself calls (OpenBLAS through Debian's
 //     alternatives): with oneDNN capped at AVX2 (ONEDNN_MAX_CPU_ISA=AVX2) the same bench ran

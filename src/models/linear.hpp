@@ -1,6 +1,7 @@
 // The built-in models' linear layer: y = x W^T + b, as torch::nn::Linear, with its products on
-// cpu_gemm.hpp's GEMM (oneDNN) for float32 CPU tensors outside autocast. Everything else (CUDA,
-// other dtypes, bf16 autocast on a CPU) goes through LibTorch's own linear.
+// cpu_gemm.hpp's GEMM (oneDNN where it has AVX-512 kernels, else the BLAS) for float32 CPU tensors
+// outside autocast. Everything else (CUDA, other dtypes, bf16 autocast on a CPU) goes through
+// LibTorch's own linear.
 //
 // Why not LibTorch's linear on the CPU: it runs on OpenBLAS, at about half of oneDNN's rate on an
 // AVX-512 CPU (cpu_gemm.hpp says why). The three products of a training step (forward, the

@@ -4,8 +4,10 @@
 // and 2 ranks; see checkpoint_io.sh.
 //
 // The three writers take turns within each round, and each writes a new file while its previous
-// one still exists, deleting that one afterwards (a checkpoint with retention.keep_last = 1). So
-// each finds the same state of the page cache: on a VM that hands freed memory back to its host,
+// one still exists, deleting that one afterwards, outside its timed write (a training run with
+// checkpoint.keep = 1 deletes it inside save_checkpoint: the bench times that deletion apart and
+// prints both the write alone and the write plus the deletion). So each finds the same state of
+// the page cache: on a VM that hands freed memory back to its host,
 // a write into pages the host must provide again can take several times as long as one into
 // pages freed a moment before (README, share/dev/bench/zero_checkpoint.sh), which makes a
 // comparison of writes made at different moments meaningless.
@@ -85,17 +87,24 @@ int main(int argc, char** argv) {
   const bool rank0 = comm.rank() == 0;
   if (rank0) std::filesystem::create_directories(dir);
 
-  std::vector<double> write_s, read_s, torch_s, plain_s;
+  std::vector<double> write_s, prune_s, read_s, torch_s, plain_s;
   std::string path;
   const auto numbered = [&](const char* name, int r) {
     return std::filesystem::path(dir) / (name + std::to_string(r));
   };
+  // Every checkpoint kept by save_checkpoint; the bench deletes the previous one itself.
+  const CheckpointConfig keep_all{1, kRepeats + 1};
   for (int r = 0; r < kRepeats; ++r) {
     comm.barrier();
     Stopwatch w;
-    path = save_checkpoint(dir, 100 + r, 0, state, MPI_COMM_WORLD, CheckpointConfig{1, 1});
+    const std::string previous = path;
+    path = save_checkpoint(dir, 100 + r, 0, state, MPI_COMM_WORLD, keep_all);
     comm.barrier();
     write_s.push_back(w.seconds());
+    Stopwatch p;
+    if (rank0 && !previous.empty()) std::filesystem::remove(previous);
+    comm.barrier();
+    prune_s.push_back(p.seconds());
     Stopwatch rd;
     load_checkpoint(path, state, comm.rank(), comm.size());
     comm.barrier();
@@ -126,6 +135,9 @@ int main(int argc, char** argv) {
     append_us = m.seconds() / kRows * 1e6;
     const double best_write = *std::min_element(write_s.begin(), write_s.end());
     const double best_plain = *std::min_element(plain_s.begin(), plain_s.end());
+    std::vector<double> write_prune_s;
+    for (int r = 1; r < kRepeats; ++r) write_prune_s.push_back(write_s[r] + prune_s[r]);
+    const double best_write_prune = *std::min_element(write_prune_s.begin(), write_prune_s.end());
     std::printf(
         "ranks=%d checkpoint_mb=%.1f write_s=%.3f read_s=%.3f torch_save_s=%.3f "
         "plain_write_s=%.3f write_mb_per_s=%.0f torch_save_mb_per_s=%.0f "
@@ -134,8 +146,16 @@ int main(int argc, char** argv) {
         comm.size(), mb, median(write_s), median(read_s), median(torch_s), median(plain_s),
         mb / median(write_s), mb / median(torch_s), mb / median(plain_s),
         median(plain_s) / median(write_s), best_plain / best_write, append_us);
+    // What a run with checkpoint.keep = 1 stalls for: the write and the previous file's deletion.
+    std::printf(
+        "  with the previous checkpoint's deletion (rounds 2-%d, as keep = 1 does it): "
+        "delete_s=%.3f write_and_delete_s=%.3f best_write_and_delete_vs_best_plain=%.2fx\n",
+        kRepeats, median(std::vector<double>(prune_s.begin() + 1, prune_s.end())),
+        median(write_prune_s), best_plain / best_write_prune);
     std::printf("  per round (s): checkpoint");
     for (const double t : write_s) std::printf(" %.3f", t);
+    std::printf(", its previous file's deletion");
+    for (int r = 1; r < kRepeats; ++r) std::printf(" %.3f", prune_s[r]);
     std::printf(", plain write");
     for (const double t : plain_s) std::printf(" %.3f", t);
     std::printf("\n");
