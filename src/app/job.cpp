@@ -5,6 +5,7 @@
 
 #include "comm/make_communicator.hpp"
 #include "config/environment.hpp"
+#include "h5/h5_fletcher32.hpp"
 #include "models/cpu_gemm.hpp"
 #include "runtime/gpu_inventory.hpp"
 #include "util/error.hpp"
@@ -70,7 +71,8 @@ std::string describe_job(const Job& job, const std::string& backend) {
                   nccl_compiled() ? "compiled in, version " + nccl_version() : "not compiled in");
   text += fmt::format("  LibTorch        : {}\n", TORCH_VERSION);
   // The built-in models' float32 CPU products (models/cpu_gemm.hpp); LibTorch's own on GPUs.
-  text += fmt::format("  CPU GEMM        : {}", cpu_gemm_name());
+  text += fmt::format("  CPU GEMM        : {}\n", cpu_gemm_name());
+  text += fmt::format("  HDF5            : {}", hdf5_checksum_text());
   return text;
 }
 

@@ -8,6 +8,7 @@
 #include "h5/h5_check.hpp"
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
+#include "h5/h5_fletcher32.hpp"
 #include "h5/h5_series.hpp"
 #include "h5/h5_tensor.hpp"
 
@@ -146,6 +147,63 @@ TEST_F(H5, TensorPartsFillAMultiDimensionalDatasetInRowMajorOrder) {
 
 // The one-thread-at-a-time rule is enforced while a background write is in flight: an HDF5 call
 // without the lock aborts naming the call (a missed lock is otherwise a rare corruption).
+// HDF5's Fletcher32 filter sums with ddptrain's fletcher32() (h5/h5_fletcher32.hpp).
+TEST_F(H5, Fletcher32SumsAreDdptrains) {
+  torch::manual_seed(3);
+  const torch::Tensor values = torch::randn({3000, 999});  // 3 chunks of at most 4 MiB
+  const uint64_t before = hdf5_fletcher32_calls();
+  {
+    const H5File file = H5File::create(path("a.h5"));
+    write_tensor(file.id(), "values", values, true);
+  }
+  const uint64_t after_write = hdf5_fletcher32_calls();
+  EXPECT_GE(after_write - before, 3u) << "HDF5's filter did not call ddptrain's sum on writing";
+  const H5File file = H5File::open_read(path("a.h5"));
+  EXPECT_TRUE(torch::equal(read_tensor(file.id(), "values"), values));
+  EXPECT_GE(hdf5_fletcher32_calls() - after_write, 3u) << "nor on reading";
+  EXPECT_NE(hdf5_checksum_text().find("sums by ddptrain ("), std::string::npos)
+      << hdf5_checksum_text();
+}
+
+// A one-chunk dataset of 12 uint8 values whose stored chunk (values, then the sum) is `chunk`,
+// read back.
+torch::Tensor read_stored_fletcher32_chunk(const std::string& file_path,
+                                           const std::vector<uint8_t>& chunk) {
+  {
+    const H5File file = H5File::create(file_path);
+    const H5Dataset dataset = H5Dataset::create(file.id(), "values", torch::kUInt8, {12});
+    const hsize_t offset[1] = {0};
+    DDPT_CHECK_H5(H5Dwrite_chunk(dataset.id(), H5P_DEFAULT, 0, offset, chunk.size(), chunk.data()));
+  }
+  const H5File file = H5File::open_read(file_path);
+  return read_tensor(file.id(), "values");
+}
+
+TEST_F(H5, Fletcher32ReadsTheOldByteOrderAndRefusesAWrongSum) {
+  std::vector<uint8_t> values = {1, 0, 2, 0, 0xfe, 0xff, 0x34, 0x12, 0, 0x80, 9, 0};
+  const torch::Tensor expected = torch::from_blob(values.data(), {12}, torch::kUInt8).clone();
+  const uint32_t sum = fletcher32(values.data(), values.size());
+  auto with_sum = [&](uint32_t stored) {  // HDF5 stores the sum little-endian
+    std::vector<uint8_t> chunk = values;
+    for (int k = 0; k < 4; ++k) chunk.push_back(static_cast<uint8_t>(stored >> (8 * k)));
+    return chunk;
+  };
+  EXPECT_TRUE(
+      torch::equal(read_stored_fletcher32_chunk(path("right.h5"), with_sum(sum)), expected));
+  // HDF5 before 1.6.3 on little-endian machines swapped the bytes of each 16-bit half; HDF5's
+  // filter accepts both orders.
+  const uint32_t old_order = ((sum & 0x00ff00ffu) << 8) | ((sum >> 8) & 0x00ff00ffu);
+  ASSERT_NE(old_order, sum);
+  EXPECT_TRUE(
+      torch::equal(read_stored_fletcher32_chunk(path("old.h5"), with_sum(old_order)), expected));
+  try {
+    read_stored_fletcher32_chunk(path("wrong.h5"), with_sum(sum ^ 0x100));
+    FAIL() << "a wrong sum was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("Fletcher32"), std::string::npos) << e.what();
+  }
+}
+
 TEST(H5LockDeathTest, AnUnlockedCallWhileHdf5IsSharedAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   auto unlocked_call = [] {

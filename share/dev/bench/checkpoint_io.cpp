@@ -22,6 +22,7 @@
 
 #include "app/process_tuning.hpp"
 #include "comm/mpi_comm.hpp"
+#include "h5/h5_fletcher32.hpp"
 #include "io/checkpoint.hpp"
 #include "io/metrics_writer.hpp"
 #include "median.hpp"
@@ -152,6 +153,7 @@ int main(int argc, char** argv) {
         "delete_s=%.3f write_and_delete_s=%.3f best_write_and_delete_vs_best_plain=%.2fx\n",
         kRepeats, median(std::vector<double>(prune_s.begin() + 1, prune_s.end())),
         median(write_prune_s), best_plain / best_write_prune);
+    std::printf("  HDF5 %s\n", hdf5_checksum_text().c_str());  // who sums Fletcher32
     std::printf("  per round (s): checkpoint");
     for (const double t : write_s) std::printf(" %.3f", t);
     std::printf(", its previous file's deletion");
