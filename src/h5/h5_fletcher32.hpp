@@ -26,8 +26,9 @@ namespace ddpt {
 uint32_t fletcher32(const void* data, size_t bytes);
 
 // The HDF5 library's version and who computes its filter's sums in this process, for `ddptrain
-// info`: "1.10.8, Fletcher32 sums by ddptrain (AVX-512)" (or AVX2, or baseline x86-64) where the
-// dynamic linker gives HDF5 this file's function, "... by HDF5" where it does not.
+// info`: "1.10.8, Fletcher32 sums by ddptrain (AVX-512)" (or AVX2, or baseline x86-64) where HDF5
+// calls fletcher32(), "... by HDF5" where it does not (found out once, by writing one checksummed
+// chunk into a file in memory).
 std::string hdf5_checksum_text();
 
 // How many sums HDF5 has had this file compute in this process: 0 after a filtered write means
