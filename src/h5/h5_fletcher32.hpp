@@ -12,8 +12,8 @@
 // work). The filter, the bytes it stores, its error message and the files stay HDF5's own, and h5py
 // and h5dump verify them as before. Where the library binds the call to its own copy, or for an
 // HDF5 version this was not checked against (1.8 to 1.14 keep the function's signature), HDF5 sums
-// as before: slower, never different. tests/unit/test_h5_fletcher32.cpp checks the values and that
-// HDF5's filter uses them.
+// as before: slower, never different. tests/unit/test_h5_fletcher32.cpp checks the values, and
+// test_h5.cpp (H5.Fletcher32*) that HDF5's filter uses them.
 #pragma once
 
 #include <cstddef>
