@@ -52,9 +52,10 @@ void log_training(const BannerInputs& in, int64_t batch) {
                config.train.batch_size_auto ? " (auto: the largest that fitted)" : "",
                config.train.grad_accum, ranks, batch * config.train.grad_accum * ranks);
   spdlog::info(
-      "  buckets         : {} (first {} MiB, then {} MiB), gradients on the wire in {}",
+      "  buckets         : {} (first {} MiB, then {} MiB), gradients on the wire in {}{}",
       in.trainer.buckets, config.ddp.first_bucket_mb, config.ddp.bucket_mb,
-      config.ddp.compress == WirePrecision::kNone ? "fp32" : choice_name(config.ddp.compress));
+      config.ddp.compress == WirePrecision::kNone ? "fp32" : choice_name(config.ddp.compress),
+      in.trainer.buckets_in_shared_memory ? ", summed in the node's shared memory" : "");
   spdlog::info(
       "  optimizer       : {}, weight decay {} (not on biases and norms), state {} per rank{}{}",
       choice_name(config.optim.type), config.optim.weight_decay,

@@ -53,6 +53,15 @@ class Communicator {
   virtual torch::Tensor all_gather(const torch::Tensor& tensor) = 0;
   // Collective: returns when every rank has entered it.
   virtual void barrier() = 0;
+
+  // Collective: a zeroed contiguous buffer of `numel` elements that will be all-reduced whole,
+  // again and again (a gradient bucket). A backend may put it where its all-reduce is fastest:
+  // MPI with every rank on one node puts it in memory the ranks share (comm/node_all_reduce.hpp).
+  virtual torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) {
+    return torch::zeros({numel}, options);
+  }
+  // Whether `buffer`, from allocate_buffer(), is summed in memory the node's ranks share.
+  virtual bool in_shared_memory(const torch::Tensor& /*buffer*/) const { return false; }
 };
 
 }  // namespace ddpt

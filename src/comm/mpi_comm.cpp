@@ -77,6 +77,7 @@ MpiComm::MpiComm(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
   DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
   DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
   DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
+  node_ = std::make_unique<NodeAllReduce>(comm_.get());
 }
 
 MpiComm::~MpiComm() {
@@ -102,6 +103,13 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
   if (op == ReduceOp::kAvg && !tensor.is_floating_point()) {
     throw Error("MpiComm::all_reduce: average needs a floating-point tensor", ExitCode::kInternal,
                 Raised::kThisRank);
+  }
+  if (node_->owns(tensor)) {
+    return submit_collective(next_collective_name("shared-memory all_reduce", tensor),
+                             [this, tensor, op]() mutable {
+                               node_->sum(tensor);
+                               if (op == ReduceOp::kAvg) tensor.div_(size_);
+                             });
   }
   const MPI_Datatype type = mpi_type_of(tensor);
   const MPI_Op sum = sum_op_of(tensor);
@@ -189,6 +197,22 @@ void MpiComm::barrier() {
     const Watchdog::Scope watched = watch(watchdog_, std::move(name));
     DDPT_CHECK_MPI(MPI_Barrier(comm_.get()));
   });
+}
+
+torch::Tensor MpiComm::allocate_buffer(int64_t numel, const torch::TensorOptions& options) {
+  torch::Tensor shared;
+  if (size_ > 1 && options.device().is_cpu()) {
+    run_blocking(
+        [&, name = fmt::format("MPI shared-memory allocation #{}", ++collectives_)]() mutable {
+          const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+          shared = node_->allocate(numel, options.dtype().toScalarType());
+        });
+  }
+  return shared.defined() ? shared : Communicator::allocate_buffer(numel, options);
+}
+
+bool MpiComm::in_shared_memory(const torch::Tensor& buffer) const {
+  return node_->owns(buffer);
 }
 
 std::string MpiComm::next_collective_name(const char* what, const torch::Tensor& tensor) {

@@ -1,12 +1,15 @@
 // Communicator over MPI on host (CPU) tensors. Owns a duplicate of the MPI communicator it is
 // given (so its traffic never mixes with anyone else's) and a communication thread that issues
 // every MPI call: all-reduces of finished gradient buckets run there while backward goes on.
+// Buffers from allocate_buffer() on a communicator within one node are summed through shared
+// memory instead of MPI_Allreduce (comm/node_all_reduce.hpp), on the same thread.
 #pragma once
 
 #include <mpi.h>
 
 #include "comm/comm_thread.hpp"
 #include "comm/communicator.hpp"
+#include "comm/node_all_reduce.hpp"
 #include "comm/watchdog.hpp"
 #include "runtime/mpi_comm_handle.hpp"
 
@@ -30,6 +33,8 @@ class MpiComm final : public Communicator {
   void broadcast(torch::Tensor tensor, int root) override;
   torch::Tensor all_gather(const torch::Tensor& tensor) override;
   void barrier() override;
+  torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) override;
+  bool in_shared_memory(const torch::Tensor& buffer) const override;
 
  private:
   // Queues `collective` on the communication thread, watched under `name`; returns its Work.
@@ -43,8 +48,9 @@ class MpiComm final : public Communicator {
   int rank_ = 0;
   int size_ = 1;
   Watchdog* watchdog_;
-  int64_t collectives_ = 0;  // issued so far, on the calling thread
-  CommThread thread_;        // destroyed first: drains queued collectives before comm_ is freed
+  int64_t collectives_ = 0;              // issued so far, on the calling thread
+  std::unique_ptr<NodeAllReduce> node_;  // all-reduces of buffers in node-shared memory
+  CommThread thread_;  // destroyed first: drains queued collectives before comm_ is freed
 };
 
 }  // namespace ddpt

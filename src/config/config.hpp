@@ -116,6 +116,7 @@ struct DdpConfig {
   Backend backend = Backend::kAuto;
   WirePrecision compress = WirePrecision::kNone;  // precision of gradients on the wire
   int64_t zero = 0;                               // 1: ZeRO-1, optimizer state sharded over ranks
+  bool shared_memory = true;  // MPI, one node: gradient buckets summed in node-shared memory
 };
 
 struct DistConfig {

@@ -21,9 +21,10 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
     : comm_(comm), buffers_(std::move(buffers)) {
   broadcast_from_rank0(params, comm);
   broadcast_from_rank0(buffers_, comm);
-  reducer_ = std::make_unique<Reducer>(
-      std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
-      mib_to_bytes(options.bucket_mb), options.wire_dtype, options.reduction);
+  reducer_ =
+      std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
+                                mib_to_bytes(options.bucket_mb), options.wire_dtype,
+                                options.reduction, options.shared_memory);
 }
 
 void DataParallel::backward(const torch::Tensor& loss, bool sync) {

@@ -17,6 +17,7 @@ struct DataParallelOptions {
   // kHalf: each bucket is cast before its all-reduce and back after it.
   torch::ScalarType wire_dtype = torch::kFloat;
   GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1
+  bool shared_memory = true;  // ddp.shared_memory: buckets where the communicator sums fastest
 };
 
 // Collective: every rank's tensors take rank 0's values (in place, in the given order).

@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.hpp"
@@ -42,7 +43,8 @@ std::vector<ParamInfo> describe(const std::vector<NamedTensor>& params) {
 }  // namespace
 
 Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
-                 int64_t bucket_bytes, torch::ScalarType wire_dtype, GradientReduction reduction)
+                 int64_t bucket_bytes, torch::ScalarType wire_dtype, GradientReduction reduction,
+                 bool backend_buffers)
     : params_(std::move(params)), comm_(comm), reduction_(reduction) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
@@ -66,7 +68,10 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
     const auto options = first.options().requires_grad(false);
     const int64_t block = sharded() ? shards_[b].block : 0;
     const int64_t numel = sharded() ? block * comm_.size() : spec.numel;
-    buckets_[b].buffer = torch::zeros({numel}, options);
+    const bool all_reduced_whole = !sharded() && wire_dtype == first.scalar_type();
+    buckets_[b].buffer = backend_buffers && all_reduced_whole
+                             ? comm_.allocate_buffer(numel, options)
+                             : torch::zeros({numel}, options);
     if (wire_dtype != first.scalar_type()) {
       buckets_[b].wire = torch::empty({numel}, options.dtype(wire_dtype));
       if (sharded()) buckets_[b].shard_wire = torch::empty({block}, options.dtype(wire_dtype));
@@ -212,6 +217,12 @@ void Reducer::all_gather_parameters() {
     gathers[b]->wait();
     for (const size_t i : plan_[b].params) params_[i].tensor.detach().copy_(slots_[i].view);
   }
+}
+
+bool Reducer::buckets_in_shared_memory() const {
+  return !buckets_.empty() &&
+         std::all_of(buckets_.begin(), buckets_.end(),
+                     [this](const Bucket& b) { return comm_.in_shared_memory(b.buffer); });
 }
 
 double Reducer::gradient_norm() const {

@@ -50,9 +50,11 @@ class Reducer {
  public:
   // `params`: the trainable parameters (requires_grad leaves) in registration order.
   // `wire_dtype`: the precision buckets are reduced in (kFloat: the gradients' own).
+  // `backend_buffers`: buckets all-reduced as they are (no ZeRO-1, no compression) are allocated
+  // by the communicator (Communicator::allocate_buffer: node-shared memory for MPI on one node).
   Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
           int64_t bucket_bytes, torch::ScalarType wire_dtype = torch::kFloat,
-          GradientReduction reduction = GradientReduction::kAllReduce);
+          GradientReduction reduction = GradientReduction::kAllReduce, bool backend_buffers = true);
   ~Reducer();  // removes its hooks
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -88,6 +90,8 @@ class Reducer {
 
   const std::vector<BucketSpec>& buckets() const { return plan_; }
   bool sharded() const { return reduction_ == GradientReduction::kReduceScatter; }
+  // Whether every bucket is summed in memory the node's ranks share (ddp.shared_memory).
+  bool buckets_in_shared_memory() const;
   const ReducerTrace& last_trace() const { return trace_; }
 
  private:

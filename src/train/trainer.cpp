@@ -96,6 +96,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
         config.ddp.compress == WirePrecision::kBf16 ? torch::kBFloat16 : torch::kHalf;
   }
   if (config.ddp.zero == 1) options.reduction = GradientReduction::kReduceScatter;
+  options.shared_memory = config.ddp.shared_memory;
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
   optimizer_ = make_distributed_optimizer(config, trainable_, engine_->reducer());
   lr_ = config.optim.lr;
@@ -368,6 +369,7 @@ TrainerFacts Trainer::facts() const {
   if (scaler_) facts.loss_scale = scaler_->scale();
   facts.trainable_tensors = trainable_.size();
   facts.buckets = engine_->reducer().buckets().size();
+  facts.buckets_in_shared_memory = engine_->reducer().buckets_in_shared_memory();
   for (const auto& bucket : engine_->reducer().buckets()) facts.bucketed_values += bucket.numel;
   facts.schedule = schedule_.describe();
   facts.spike_lr_factor = spike_.lr_factor();

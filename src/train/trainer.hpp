@@ -57,6 +57,8 @@ struct TrainerFacts {
   std::optional<double> loss_scale;  // fp16: the current dynamic loss scale
   size_t trainable_tensors = 0;
   size_t buckets = 0;
+  // Every bucket is summed in memory the node's ranks share (ddp.shared_memory).
+  bool buckets_in_shared_memory = false;
   int64_t bucketed_values = 0;        // values all-reduced per step (the trainable ones)
   std::string schedule;               // the learning rate schedule in words
   double spike_lr_factor = 1;         // the spike guard's factor on the learning rate so far

@@ -91,6 +91,73 @@ TEST(MpiComm, ManyAsyncAllReducesCompleteInOrder) {
   }
 }
 
+// Buffers from allocate_buffer are summed through node-shared memory (comm/node_all_reduce.hpp)
+// when the ranks share a node, as they do under mpirun here: against the sum computed here and
+// MPI_Allreduce's, repeatedly on the same buffers (each sum reuses the segment's flags), for
+// lengths that do not divide by the world size and for one value.
+TEST(MpiComm, SharedMemoryBuffersSumLikeMpiAllReduce) {
+  MpiComm comm(MPI_COMM_WORLD);
+  for (const auto dtype : {torch::kFloat, torch::kDouble}) {
+    for (const int64_t n : {int64_t{1}, int64_t{1001}, int64_t{2'500'001}}) {
+      torch::Tensor buffer = comm.allocate_buffer(n, torch::TensorOptions(dtype));
+      ASSERT_TRUE(torch::equal(buffer, torch::zeros({n}, dtype)));
+      EXPECT_EQ(comm.in_shared_memory(buffer), comm.size() > 1);
+      for (int round = 0; round < 3; ++round) {
+        const auto rank_values = [&](int r) { return contribution(r + 10 * round, n).to(dtype); };
+        torch::Tensor expected = torch::zeros({n}, dtype);
+        for (int r = 0; r < comm.size(); ++r) expected += rank_values(r);
+        torch::Tensor by_mpi = rank_values(comm.rank());
+        comm.all_reduce(by_mpi, ReduceOp::kSum);
+        ASSERT_FALSE(comm.in_shared_memory(by_mpi));
+
+        buffer.copy_(rank_values(comm.rank()));
+        comm.all_reduce(buffer, ReduceOp::kSum);
+        EXPECT_TRUE(torch::allclose(buffer, expected, 1e-5, 1e-5))
+            << c10::toString(dtype) << " n=" << n << " round " << round;
+        // Two ranks: a + b is b + a, so the bits equal MPI's.
+        if (comm.size() <= 2) EXPECT_TRUE(torch::equal(buffer, by_mpi)) << "n=" << n;
+        const torch::Tensor all = comm.all_gather(buffer);
+        for (int r = 1; r < comm.size(); ++r) EXPECT_TRUE(torch::equal(all[r], all[0])) << r;
+      }
+      buffer.copy_(contribution(comm.rank(), n).to(dtype));
+      comm.all_reduce(buffer, ReduceOp::kAvg);
+      torch::Tensor mean = contribution(comm.rank(), n).to(dtype);
+      comm.all_reduce(mean, ReduceOp::kAvg);
+      EXPECT_TRUE(torch::allclose(buffer, mean, 1e-6, 1e-6)) << "average, n=" << n;
+    }
+  }
+  // Another dtype, or a part of a buffer, goes through MPI_Allreduce, with the same result.
+  torch::Tensor longs = comm.allocate_buffer(5, torch::TensorOptions(torch::kLong));
+  EXPECT_FALSE(comm.in_shared_memory(longs));
+  longs.fill_(comm.rank() + 1);
+  comm.all_reduce(longs, ReduceOp::kSum);
+  EXPECT_EQ(longs[4].item<int64_t>(), comm.size() * (comm.size() + 1) / 2);
+  torch::Tensor buffer = comm.allocate_buffer(10, torch::TensorOptions(torch::kFloat));
+  buffer.fill_(1);
+  torch::Tensor part = buffer.narrow(0, 2, 5);
+  EXPECT_FALSE(comm.in_shared_memory(part));
+  comm.all_reduce(part, ReduceOp::kSum);
+  EXPECT_EQ(buffer.sum().item<float>(), 5.0f + 5.0f * comm.size());
+}
+
+// A bucket's memory stays mapped after its communicator is gone: parameters' gradients are
+// views of buckets and outlive the training's communicator.
+TEST(MpiComm, SharedMemoryBufferOutlivesItsCommunicator) {
+  torch::Tensor buffer;
+  {
+    MpiComm comm(MPI_COMM_WORLD);
+    buffer = comm.allocate_buffer(1 << 20, torch::TensorOptions(torch::kFloat));
+    buffer.fill_(1);
+    comm.all_reduce(buffer, ReduceOp::kSum);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank's communicator is gone
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  EXPECT_EQ(buffer.sum().item<double>(), double(1 << 20) * size);
+  buffer.fill_(2);
+  EXPECT_EQ(buffer[7].item<float>(), 2.0f);
+}
+
 TEST(MpiComm, BroadcastAndAllGather) {
   MpiComm comm(MPI_COMM_WORLD);
   torch::Tensor t = contribution(comm.rank(), 16);

@@ -2,8 +2,10 @@
 # Training throughput of the scaling MLP at 1 and 2 ranks (one thread per rank) for ddptrain and,
 # in the same run, for PyTorch DDP with gloo on the same model (the anchor), and the machine's
 # ceiling for 2 ranks: two independent 1-rank ddptrain runs side by side (summed), which share
-# the cores and memory as 2 ranks do but never talk. Prints samples/s and scaling efficiency =
-# throughput(2) / (2 x throughput(1)). Not a test: it prints figures.
+# the cores and memory as 2 ranks do but never talk. Also ddptrain at 2 ranks with
+# ddp.shared_memory = false: the gradients summed by MPI_Allreduce instead of in node-shared memory.
+# Prints samples/s and scaling efficiency = throughput(2) / (2 x throughput(1)). Not a test: it
+# prints figures.
 # These machines are noisy: the four configurations are run in turn, REPEATS times, and each
 # figure is the median of its repeats.
 # Usage: share/dev/bench/scaling_mlp.sh [STEPS] [REPEATS]   (build first: share/dev/setup.sh)
@@ -18,10 +20,11 @@ trap 'rm -rf "$tmp"' EXIT
 # Both implementations unbound, so each rank's threads may use any core.
 launch=(mpirun --oversubscribe --bind-to none -np)
 
-ddptrain_rate() {  # RANKS [NAME] -> global samples/s (steady state, after warm-up steps)
-  local name=${2:-$1}
-  "${launch[@]}" "$1" "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
-    --train.steps="$steps" --run.dir="$tmp/run$name" >"$tmp/ddptrain$name.txt"
+ddptrain_rate() {  # RANKS [NAME [OPTION...]] -> global samples/s (steady state, after warm-up)
+  local ranks=$1 name=${2:-$1}
+  shift $(($# < 2 ? $# : 2))
+  "${launch[@]}" "$ranks" "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
+    --train.steps="$steps" --run.dir="$tmp/run$name" "$@" >"$tmp/ddptrain$name.txt"
   grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$name.txt"
 }
 ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/s
@@ -41,14 +44,15 @@ pytorch_rate() {
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-declare -a D1 D2 P1 P2 C2
+declare -a D1 D2 M2 P1 P2 C2
 for ((r = 1; r <= repeats; ++r)); do
   D1+=("$(ddptrain_rate 1)"); D2+=("$(ddptrain_rate 2)")
+  M2+=("$(ddptrain_rate 2 mpi_allreduce --ddp.shared_memory=false)")
   P1+=("$(pytorch_rate 1)"); P2+=("$(pytorch_rate 2)")
   C2+=("$(ceiling_rate)")
-  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]}, pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} (2 x 1 rank side by side)"
+  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]} (MPI_Allreduce: ${M2[-1]}), pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} (2 x 1 rank side by side)"
 done
-d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}")
+d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}"); m2=$(median "${M2[@]}")
 p1=$(median "${P1[@]}"); p2=$(median "${P2[@]}")
 c2=$(median "${C2[@]}")
 # range DIGITS VALUE...: "min..max" with DIGITS decimals.
@@ -61,25 +65,30 @@ range() {
 printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores\n' \
   "$steps" "$repeats" "$(nproc)"
 printf '%-12s %14s %14s %12s\n' implementation "1 rank (s/s)" "2 ranks (s/s)" efficiency
-for impl in ddptrain pytorch_ddp; do
-  if [[ $impl == ddptrain ]]; then a=$d1 b=$d2; else a=$p1 b=$p2; fi
+for impl in ddptrain ddptrain_mpi pytorch_ddp; do
+  case $impl in
+    ddptrain) a=$d1 b=$d2 ;;
+    ddptrain_mpi) a=$d1 b=$m2 ;;  # ddp.shared_memory = false at 2 ranks
+    *) a=$p1 b=$p2 ;;
+  esac
   awk -v i="$impl" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %14.0f %14.0f %12.3f\n", i, a, b, b / (2 * a) }'
 done
 awk -v d="$d1" -v p="$p1" 'BEGIN { printf "ddptrain / pytorch_ddp at 1 rank: %.2fx\n", d / p }'
 awk -v d="$d2" -v p="$p2" 'BEGIN { printf "ddptrain / pytorch_ddp at 2 ranks: %.2fx\n", d / p }'
 awk -v c="$c2" -v a="$d1" -v d="$d2" 'BEGIN {
   printf "ceiling, two 1-rank ddptrain runs side by side: %.0f samples/s (%.3f x 2 x 1 rank); ddptrain at 2 ranks reaches %.3f of it\n", c, c / (2 * a), d / c }'
-# The bound at 2 ranks on this machine: each rank's cores are busy computing, so the gradient
-# all-reduce (9.05 MiB of fp32 for this MLP's 2,372,618 parameters) cannot hide behind compute
-# and adds its own time to the ceiling's step. Timed here with `ddptrain bench comm` alone.
+# The bound at 2 ranks with ddp.shared_memory = false: each rank's cores are busy computing, so
+# MPI_Allreduce of the gradients (9.05 MiB of fp32 for this MLP's 2,372,618 parameters) cannot
+# hide behind compute and adds its own time to the ceiling's step. Timed here with
+# `ddptrain bench comm` alone (MPI_Allreduce).
 allreduce_us=$("${launch[@]}" 2 "$ddptrain" bench comm --min-bytes 9490472 --max-bytes 9490472 \
   --ops all_reduce --iters 50 | awk '$1 == "all_reduce" { print $5 }')
-awk -v c="$c2" -v d="$d2" -v a="$allreduce_us" 'BEGIN {
+awk -v c="$c2" -v d="$m2" -v a="$allreduce_us" 'BEGIN {
   step = 2 * 64 / c * 1e3; bound = 2 * 64 / ((step + a / 1e3) / 1e3)  # ms; samples/s
-  printf "all-reduce of the gradients alone (bench comm, 2 ranks): %.2f ms; ceiling step %.2f ms + that = %.0f samples/s at most without overlap (%.3f of the ceiling); ddptrain reaches %.3f of that bound\n", a / 1e3, step, bound, bound / c, d / bound }'
+  printf "MPI_Allreduce of the gradients alone (bench comm, 2 ranks): %.2f ms; ceiling step %.2f ms + that = %.0f samples/s at most without overlap (%.3f of the ceiling); ddptrain with ddp.shared_memory = false reaches %.3f of that bound\n", a / 1e3, step, bound, bound / c, d / bound }'
 # Paired: each repeat's ddptrain against the PyTorch run next to it.
 ratios() { local -n a=$1 b=$2; local i; for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.3f\n", x / y }'; done; }
 mapfile -t R1 < <(ratios D1 P1)
 mapfile -t R2 < <(ratios D2 P2)
 echo "paired ratios ddptrain / pytorch_ddp: 1 rank median $(median "${R1[@]}") ($(range 2 "${R1[@]}")), 2 ranks median $(median "${R2[@]}") ($(range 2 "${R2[@]}"))"
-echo "spread (min..max of the repeats): ddptrain $(range 0 "${D1[@]}") / $(range 0 "${D2[@]}"), pytorch_ddp $(range 0 "${P1[@]}") / $(range 0 "${P2[@]}"), ceiling $(range 0 "${C2[@]}")"
+echo "spread (min..max of the repeats): ddptrain $(range 0 "${D1[@]}") / $(range 0 "${D2[@]}") (MPI_Allreduce: $(range 0 "${M2[@]}")), pytorch_ddp $(range 0 "${P1[@]}") / $(range 0 "${P2[@]}"), ceiling $(range 0 "${C2[@]}")"

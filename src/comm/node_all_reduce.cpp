@@ -1,0 +1,190 @@
+#include "comm/node_all_reduce.hpp"
+
+#include <linux/futex.h>
+#include <spdlog/spdlog.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <ctime>
+
+#include "util/check.hpp"
+
+namespace ddpt {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kFlagBytes = 64;  // one cache line per flag, so ranks do not share lines
+constexpr int kSpins = 256;        // polls before sleeping on a flag (a few microseconds)
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+size_t round_up(size_t bytes, size_t to) {
+  return (bytes + to - 1) / to * to;
+}
+
+// Flags count sums modulo 2^32; a flag has reached `target` when it is at most 2^31 past it.
+bool reached(uint32_t value, uint32_t target) {
+  return static_cast<int32_t>(value - target) >= 0;
+}
+
+long futex(std::atomic<uint32_t>& flag, int op, uint32_t value, const timespec* timeout) {
+  // Not FUTEX_PRIVATE_FLAG: the word lives in memory other processes map.
+  return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&flag), op, value, timeout, nullptr, 0);
+}
+
+// A hint to the core that this is a spin-wait loop.
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void publish(std::atomic<uint32_t>& flag, uint32_t value) {
+  flag.store(value, std::memory_order_release);
+  futex(flag, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+void wait_until(std::atomic<uint32_t>& flag, uint32_t target) {
+  for (int spin = 0; spin < kSpins; ++spin) {
+    if (reached(flag.load(std::memory_order_acquire), target)) return;
+    relax();
+  }
+  // Asleep until the flag changes; the timeout only bounds a missed wake-up.
+  const timespec timeout{0, 50'000'000};
+  for (;;) {
+    const uint32_t seen = flag.load(std::memory_order_acquire);
+    if (reached(seen, target)) return;
+    futex(flag, FUTEX_WAIT, seen, &timeout);
+  }
+}
+
+// Elements [begin, end) of the sum of every copy, written into every copy. Summed in rank order
+// through a small local array, so the loops vectorise and every copy gets the same bits.
+template <class T>
+void sum_block(const std::vector<char*>& copies, int64_t begin, int64_t end) {
+  constexpr int64_t kChunk = 2048;
+  alignas(64) T acc[kChunk];
+  for (int64_t first = begin; first < end; first += kChunk) {
+    const int64_t n = std::min(kChunk, end - first);
+    const T* copy0 = reinterpret_cast<const T*>(copies[0]) + first;
+    for (int64_t i = 0; i < n; ++i) acc[i] = copy0[i];
+    for (size_t p = 1; p < copies.size(); ++p) {
+      const T* copy = reinterpret_cast<const T*>(copies[p]) + first;
+      for (int64_t i = 0; i < n; ++i) acc[i] += copy[i];
+    }
+    for (char* copy : copies) std::copy_n(acc, n, reinterpret_cast<T*>(copy) + first);
+  }
+}
+
+// A name no other segment on the node has now: rank 0's pid, a process-wide count and the time.
+std::string segment_name(int64_t pid, int64_t count, int64_t nanoseconds) {
+  return "/ddptrain-" + std::to_string(pid) + "-" + std::to_string(count) + "-" +
+         std::to_string(nanoseconds);
+}
+
+}  // namespace
+
+NodeAllReduce::NodeAllReduce(MPI_Comm comm) : comm_(comm) {
+  DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
+  DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size_));
+}
+
+bool NodeAllReduce::one_node() {
+  if (one_node_ < 0) {
+    MPI_Comm node = MPI_COMM_NULL;
+    DDPT_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+    int node_size = 0;
+    const int status = MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    DDPT_CHECK_MPI(status);
+    one_node_ = node_size == size_ ? 1 : 0;
+  }
+  return one_node_ == 1;
+}
+
+torch::Tensor NodeAllReduce::allocate(int64_t numel, torch::ScalarType dtype) {
+  if (size_ == 1 || (dtype != torch::kFloat && dtype != torch::kDouble) || !one_node()) return {};
+  const size_t element = c10::elementSize(dtype);
+  const size_t header = round_up(2 * kFlagBytes * static_cast<size_t>(size_), kPage);
+  const size_t slot = round_up(std::max<size_t>(1, numel * element), kPage);
+  const size_t bytes = header + slot * static_cast<size_t>(size_);
+
+  // Rank 0 creates the segment and tells the others its name; every rank maps it; only when all
+  // have it is the name removed (the pages stay until the last mapping goes) and is it used.
+  static std::atomic<int64_t> created{0};
+  int64_t naming[3] = {0, 0, 0};  // pid, count, time; pid 0: not created
+  std::string why;
+  std::shared_ptr<SharedMemory> memory;
+  if (rank_ == 0) {
+    naming[1] = created++;
+    naming[2] = std::chrono::steady_clock::now().time_since_epoch().count();
+    memory = SharedMemory::create(segment_name(::getpid(), naming[1], naming[2]), bytes, why);
+    if (memory) naming[0] = ::getpid();
+  }
+  DDPT_CHECK_MPI(MPI_Bcast(naming, 3, MPI_INT64_T, 0, comm_));
+  const std::string name = segment_name(naming[0], naming[1], naming[2]);
+  if (rank_ != 0 && naming[0] != 0) memory = SharedMemory::open(name, bytes, why);
+  int mapped = memory ? 1 : 0;
+  DDPT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mapped, 1, MPI_INT, MPI_MIN, comm_));
+  if (rank_ == 0 && naming[0] != 0) SharedMemory::unlink(name);
+  if (mapped == 0) {
+    // Refused once (a full /dev/shm): every later buffer goes to MPI too, with one warning.
+    if (!why.empty()) {
+      spdlog::warn("gradient buckets not in shared memory ({}): MPI_Allreduce sums them", why);
+    }
+    one_node_ = 0;
+    return {};
+  }
+
+  Buffer buffer;
+  buffer.memory = memory;
+  for (int r = 0; r < size_; ++r) buffer.copies.push_back(memory->data() + header + slot * r);
+  buffer.numel = numel;
+  buffer.dtype = dtype;
+  char* mine = buffer.copies[static_cast<size_t>(rank_)];
+  buffers_.emplace(mine, std::move(buffer));
+  // The tensor keeps the mapping: gradients (views of buckets) may outlive this object.
+  return torch::from_blob(
+      mine, {numel}, [memory](void*) {}, torch::TensorOptions(dtype));
+}
+
+bool NodeAllReduce::owns(const torch::Tensor& tensor) const {
+  const auto found = buffers_.find(tensor.data_ptr());
+  return found != buffers_.end() && tensor.numel() == found->second.numel &&
+         tensor.scalar_type() == found->second.dtype && tensor.is_contiguous();
+}
+
+std::atomic<uint32_t>& NodeAllReduce::arrived(const Buffer& buffer, int rank) const {
+  return *reinterpret_cast<std::atomic<uint32_t>*>(buffer.memory->data() +
+                                                   2 * kFlagBytes * static_cast<size_t>(rank));
+}
+
+std::atomic<uint32_t>& NodeAllReduce::done(const Buffer& buffer, int rank) const {
+  return *reinterpret_cast<std::atomic<uint32_t>*>(
+      buffer.memory->data() + 2 * kFlagBytes * static_cast<size_t>(rank) + kFlagBytes);
+}
+
+void NodeAllReduce::sum(const torch::Tensor& tensor) {
+  Buffer& buffer = buffers_.at(tensor.data_ptr());
+  const uint32_t sequence = ++buffer.sequence;
+  // 1. Every rank's copy holds its gradients: none is still being written by its own backward.
+  publish(arrived(buffer, rank_), sequence);
+  for (int r = 0; r < size_; ++r) wait_until(arrived(buffer, r), sequence);
+  // 2. This rank's block, summed and written into every copy.
+  const int64_t begin = buffer.numel * rank_ / size_;
+  const int64_t end = buffer.numel * (rank_ + 1) / size_;
+  if (buffer.dtype == torch::kFloat) {
+    sum_block<float>(buffer.copies, begin, end);
+  } else {
+    sum_block<double>(buffer.copies, begin, end);
+  }
+  // 3. Every block is in: this rank's copy is the sum, and no rank writes into it any more.
+  publish(done(buffer, rank_), sequence);
+  for (int r = 0; r < size_; ++r) wait_until(done(buffer, r), sequence);
+}
+
+}  // namespace ddpt
