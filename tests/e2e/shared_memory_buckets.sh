@@ -39,8 +39,9 @@ grep -q "$kSummed" "$work/mpi.txt" && fail "ddp.shared_memory = false still sums
 same_parameters shared mpi
 
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: mounting a small /dev/shm needs root"; exit 77; }
-# Open MPI keeps its own shared-memory files in /dev/shm too: they go to $work here.
-export OMPI_MCA_btl_vader_backing_directory=$work
+# Open MPI keeps its own shared-memory files in /dev/shm too: they go to $work here (its btl is
+# "vader" in Open MPI 4, "sm" in 5).
+export OMPI_MCA_btl_vader_backing_directory=$work OMPI_MCA_btl_sm_backing_directory=$work
 wrapper=(unshare --mount --propagation private bash -c
   'mount -t tmpfs -o size=512k tmpfs /dev/shm && exec "$@"' small_dev_shm)
 train full
