@@ -6,9 +6,11 @@
 #include "comm/make_communicator.hpp"
 #include "config/environment.hpp"
 #include "h5/h5_fletcher32.hpp"
+#include "models/cpu_convolutions.hpp"
 #include "models/cpu_gemm.hpp"
 #include "runtime/gpu_inventory.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 #ifndef DDPTRAIN_VERSION
 #define DDPTRAIN_VERSION "unknown"
@@ -30,6 +32,14 @@ Job set_up_job(const Config& config) {
   hints.slurm_cpus_per_task = job.launch.slurm_cpus_per_task;
   job.device = choose_device(job.topology, hints);
   apply_device_choice(job.device);
+  if (!job.device.device.is_cuda()) {
+    // Before any model runs, on this rank's threads: a node's ranks share its CPU and libraries,
+    // so one warning per node.
+    const CpuConvolutions& convolutions = choose_cpu_convolutions();
+    if (!convolutions.problem.empty() && job.topology.local_rank == 0) {
+      spdlog::warn("{}", convolutions.problem);
+    }
+  }
   job.watchdog = std::make_unique<Watchdog>(MPI_COMM_WORLD, config.dist.timeout_s);
   return job;
 }
@@ -72,6 +82,7 @@ std::string describe_job(const Job& job, const std::string& backend) {
   text += fmt::format("  LibTorch        : {}\n", TORCH_VERSION);
   // The built-in models' float32 CPU products (models/cpu_gemm.hpp); LibTorch's own on GPUs.
   text += fmt::format("  CPU GEMM        : {}\n", cpu_gemm_name());
+  text += fmt::format("  CPU convolutions: {}\n", choose_cpu_convolutions().text);
   text += fmt::format("  HDF5            : {}", hdf5_checksum_text());
   return text;
 }

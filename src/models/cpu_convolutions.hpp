@@ -1,0 +1,31 @@
+// Which kernels run LibTorch's float32 convolutions on the CPU (the CNN's, and a TorchScript
+// model's), checked once per process before training trusts them.
+//
+// LibTorch sends CPU convolutions to oneDNN where it was built with it. Debian 13's LibTorch 2.6,
+// linked against Debian's oneDNN 3.7.2, computes wrong input gradients for stride-1 convolutions
+// whose channel counts are not a multiple of oneDNN's block (16 channels for its AVX-512
+// kernels, 8 for AVX2): off by 38-110% of their largest value, different each run, sometimes NaN.
+// The forward pass and the weight gradients were right, and so were 16 and 64 channels;
+// Debian 12's LibTorch 1.13 with oneDNN 2.6.3 got every case right. Seen on the 2-core AMD EPYC
+// machine (AVX-512) in 2026-11, where a CNN of 4 and 8 channels trained differently each run.
+// So oneDNN's convolutions are compared with ATen's own kernels (float64) on a few small cases
+// like those; where any differs, LibTorch's oneDNN is turned off for this process and the
+// convolutions run on ATen's kernels (im2col and the BLAS).
+#pragma once
+
+#include <string>
+
+namespace ddpt {
+
+struct CpuConvolutions {
+  bool onednn = false;  // oneDNN runs them (checked); false: ATen's own kernels
+  std::string text;     // for the banner and `ddptrain info`, e.g. "oneDNN (checked)"
+  std::string problem;  // why oneDNN was turned off; empty when it was not
+};
+
+// Runs the check the first time (19-44 ms on the 2-core machine; it draws from its own random
+// generator, so the run's seeded one is untouched) and turns oneDNN off where it failed; later
+// calls return the same answer. The caller warns with `problem` (app/job.cpp: once per node).
+const CpuConvolutions& choose_cpu_convolutions();
+
+}  // namespace ddpt
