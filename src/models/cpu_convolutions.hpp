@@ -4,7 +4,8 @@
 // LibTorch sends CPU convolutions to oneDNN where it was built with it. Debian 13's LibTorch 2.6,
 // linked against Debian's oneDNN 3.7.2, computes wrong input gradients for stride-1 convolutions
 // whose channel counts are not a multiple of oneDNN's block (16 channels for its AVX-512
-// kernels, 8 for AVX2): off by 38-110% of their largest value, different each run, sometimes NaN.
+// kernels, 8 for AVX2; capped at SSE4.1 or AVX it was right): off by 33-110% of their largest
+// value, often different each run, sometimes NaN.
 // The forward pass and the weight gradients were right, and so were 16 and 64 channels;
 // Debian 12's LibTorch 1.13 with oneDNN 2.6.3 got every case right. Seen on the 2-core AMD EPYC
 // machine (AVX-512) in 2026-11, where a CNN of 4 and 8 channels trained differently each run.
