@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "util/error.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt {
@@ -44,6 +45,18 @@ class Communicator {
   // sum, elements [rank() x n, (rank() + 1) x n), lands in `output` (n elements, same dtype);
   // returns at once.
   virtual std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) = 0;
+  // reduce_scatter_async that also gives, once waited, the sum of the squares of every element of
+  // the summed input (all ranks' blocks) in `*squares`, in double, the same bits on every rank,
+  // without another pass over the data or another collective. Only for an input for which
+  // in_shared_memory() holds: the backend sums it itself (MPI on one node).
+  virtual std::shared_ptr<Work> reduce_scatter_with_squares_async(torch::Tensor /*input*/,
+                                                                  torch::Tensor /*output*/,
+                                                                  double* /*squares*/) {
+    throw Error(backend_name() +
+                    ": reduce_scatter_with_squares_async needs a buffer the backend "
+                    "sums in shared memory",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
   // Collective (ZeRO-1): `tensor` has size() x n elements, of which this rank has filled its own
   // block; on completion every block holds its rank's values; returns at once.
   virtual std::shared_ptr<Work> all_gather_in_place_async(torch::Tensor tensor) = 0;
@@ -54,14 +67,22 @@ class Communicator {
   // Collective: returns when every rank has entered it.
   virtual void barrier() = 0;
 
-  // Collective: a zeroed contiguous buffer of `numel` elements that will be all-reduced whole,
-  // again and again (a gradient bucket). A backend may put it where its all-reduce is fastest:
-  // MPI with every rank on one node puts it in memory the ranks share (comm/node_all_reduce.hpp).
+  // Collective: a zeroed contiguous buffer of `numel` elements that will be all-reduced or
+  // reduce-scattered whole, again and again (a gradient bucket). A backend may put it where that
+  // is fastest: MPI with every rank on one node puts it in memory the ranks share
+  // (comm/node_all_reduce.hpp).
   virtual torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) {
     return torch::zeros({numel}, options);
   }
   // Whether `buffer`, from allocate_buffer(), is summed in memory the node's ranks share.
   virtual bool in_shared_memory(const torch::Tensor& /*buffer*/) const { return false; }
+  // Collective: `numel` zeroed elements that every rank maps, the same memory on every rank (one
+  // copy per node), for `subject` (named in a warning if shared memory is refused). Undefined on
+  // every rank where the backend cannot: the default, and MPI unless every rank is on one node.
+  virtual torch::Tensor allocate_common(int64_t /*numel*/, const torch::TensorOptions& /*options*/,
+                                        const std::string& /*subject*/) {
+    return {};
+  }
 };
 
 }  // namespace ddpt

@@ -135,6 +135,10 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_async(torch::Tensor input, torch::
         "of the same dtype",
         ExitCode::kInternal, Raised::kThisRank);
   }
+  if (node_->owns(input)) {
+    return submit_collective(next_collective_name("shared-memory reduce_scatter", input),
+                             [this, input, output]() { node_->reduce_scatter(input, output); });
+  }
   const MPI_Datatype type = mpi_type_of(output);
   const MPI_Op sum = sum_op_of(output);
   const int count = checked_count(output);
@@ -148,6 +152,17 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_async(torch::Tensor input, torch::
         DDPT_CHECK_MPI(MPI_Reduce_scatter_block(input.data_ptr(), output.data_ptr(), count, type,
                                                 sum, comm_.get()));
       });
+}
+
+std::shared_ptr<Work> MpiComm::reduce_scatter_with_squares_async(torch::Tensor input,
+                                                                 torch::Tensor output,
+                                                                 double* squares) {
+  if (!node_->owns(input)) {
+    return Communicator::reduce_scatter_with_squares_async(input, output, squares);
+  }
+  return submit_collective(
+      next_collective_name("shared-memory reduce_scatter", input),
+      [this, input, output, squares]() { *squares = node_->reduce_scatter(input, output); });
 }
 
 std::shared_ptr<Work> MpiComm::all_gather_in_place_async(torch::Tensor tensor) {
@@ -213,6 +228,19 @@ torch::Tensor MpiComm::allocate_buffer(int64_t numel, const torch::TensorOptions
 
 bool MpiComm::in_shared_memory(const torch::Tensor& buffer) const {
   return node_->owns(buffer);
+}
+
+torch::Tensor MpiComm::allocate_common(int64_t numel, const torch::TensorOptions& options,
+                                       const std::string& subject) {
+  torch::Tensor common;
+  if (size_ > 1 && options.device().is_cpu()) {
+    run_blocking(
+        [&, name = fmt::format("MPI shared-memory allocation #{}", ++collectives_)]() mutable {
+          const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+          common = node_->allocate_common(numel, options.dtype().toScalarType(), subject);
+        });
+  }
+  return common;
 }
 
 std::string MpiComm::next_collective_name(const char* what, const torch::Tensor& tensor) {

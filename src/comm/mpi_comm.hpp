@@ -2,7 +2,8 @@
 // given (so its traffic never mixes with anyone else's) and a communication thread that issues
 // every MPI call: all-reduces of finished gradient buckets run there while backward goes on.
 // Buffers from allocate_buffer() on a communicator within one node are summed through shared
-// memory instead of MPI_Allreduce (comm/node_all_reduce.hpp), on the same thread.
+// memory instead of MPI_Allreduce or MPI_Reduce_scatter_block (comm/node_all_reduce.hpp), on the
+// same thread.
 #pragma once
 
 #include <mpi.h>
@@ -29,12 +30,16 @@ class MpiComm final : public Communicator {
 
   std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override;
   std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) override;
+  std::shared_ptr<Work> reduce_scatter_with_squares_async(torch::Tensor input, torch::Tensor output,
+                                                          double* squares) override;
   std::shared_ptr<Work> all_gather_in_place_async(torch::Tensor tensor) override;
   void broadcast(torch::Tensor tensor, int root) override;
   torch::Tensor all_gather(const torch::Tensor& tensor) override;
   void barrier() override;
   torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) override;
   bool in_shared_memory(const torch::Tensor& buffer) const override;
+  torch::Tensor allocate_common(int64_t numel, const torch::TensorOptions& options,
+                                const std::string& subject) override;
 
  private:
   // Queues `collective` on the communication thread, watched under `name`; returns its Work.

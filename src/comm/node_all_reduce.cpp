@@ -19,6 +19,7 @@ constexpr size_t kPage = 4096;
 constexpr size_t kFlagBytes = 64;  // one cache line per flag, so ranks do not share lines
 constexpr int kSpins = 256;        // polls before sleeping on a flag (a few microseconds)
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
+static_assert(8 + sizeof(double) <= kFlagBytes);  // a block's sum of squares beside its done flag
 
 size_t round_up(size_t bytes, size_t to) {
   return (bytes + to - 1) / to * to;
@@ -62,12 +63,19 @@ void wait_until(std::atomic<uint32_t>& flag, uint32_t target) {
   }
 }
 
-// Elements [begin, end) of the sum of every copy, written into every copy. Summed in rank order
-// through a small local array, so the loops vectorise and every copy gets the same bits.
+// Elements [begin, end) of the sum of every copy, written to each of `into` (pointers to where
+// element `begin` goes). Summed in rank order through a small local array, so the loops vectorise
+// and every destination gets the same bits. With `squares`, also the sum of the squares of the
+// summed values, in double, from that array (16 running sums in a fixed order: the same bits on
+// every CPU), so the data is not read again for it.
 template <class T>
-void sum_block(const std::vector<char*>& copies, int64_t begin, int64_t end) {
+void sum_block(const std::vector<char*>& copies, int64_t begin, int64_t end,
+               const std::vector<T*>& into, double* squares) {
   constexpr int64_t kChunk = 2048;
+  constexpr int64_t kLanes = 16;
+  static_assert(kChunk % kLanes == 0);
   alignas(64) T acc[kChunk];
+  double lanes[kLanes] = {};
   for (int64_t first = begin; first < end; first += kChunk) {
     const int64_t n = std::min(kChunk, end - first);
     const T* copy0 = reinterpret_cast<const T*>(copies[0]) + first;
@@ -76,8 +84,33 @@ void sum_block(const std::vector<char*>& copies, int64_t begin, int64_t end) {
       const T* copy = reinterpret_cast<const T*>(copies[p]) + first;
       for (int64_t i = 0; i < n; ++i) acc[i] += copy[i];
     }
-    for (char* copy : copies) std::copy_n(acc, n, reinterpret_cast<T*>(copy) + first);
+    for (T* destination : into) std::copy_n(acc, n, destination + (first - begin));
+    if (squares == nullptr) continue;
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int64_t j = 0; j < kLanes; ++j) {
+        const double value = acc[i + j];
+        lanes[j] += value * value;
+      }
+    }
+    for (; i < n; ++i) lanes[i % kLanes] += static_cast<double>(acc[i]) * acc[i];
   }
+  if (squares == nullptr) return;
+  *squares = 0;
+  for (const double lane : lanes) *squares += lane;
+}
+
+// Block [begin, end) summed into every copy (all-reduce) or into `output` only (reduce-scatter).
+template <class T>
+void sum_into(const std::vector<char*>& copies, int64_t begin, int64_t end, void* output,
+              double* squares) {
+  std::vector<T*> into;
+  if (output != nullptr) {
+    into.push_back(static_cast<T*>(output));
+  } else {
+    for (char* copy : copies) into.push_back(reinterpret_cast<T*>(copy) + begin);
+  }
+  sum_block<T>(copies, begin, end, into, squares);
 }
 
 // A name no other segment on the node has now: rank 0's pid, a process-wide count and the time.
@@ -106,13 +139,8 @@ bool NodeAllReduce::one_node() {
   return one_node_ == 1;
 }
 
-torch::Tensor NodeAllReduce::allocate(int64_t numel, torch::ScalarType dtype) {
-  if (size_ == 1 || (dtype != torch::kFloat && dtype != torch::kDouble) || !one_node()) return {};
-  const size_t element = c10::elementSize(dtype);
-  const size_t header = round_up(2 * kFlagBytes * static_cast<size_t>(size_), kPage);
-  const size_t slot = round_up(std::max<size_t>(1, numel * element), kPage);
-  const size_t bytes = header + slot * static_cast<size_t>(size_);
-
+std::shared_ptr<SharedMemory> NodeAllReduce::map_segment(size_t bytes, const std::string& subject,
+                                                         const std::string& fallback) {
   // Rank 0 creates the segment and tells the others its name; every rank maps it; only when all
   // have it is the name removed (the pages stay until the last mapping goes) and is it used.
   static std::atomic<int64_t> created{0};
@@ -133,12 +161,22 @@ torch::Tensor NodeAllReduce::allocate(int64_t numel, torch::ScalarType dtype) {
   if (rank_ == 0 && naming[0] != 0) SharedMemory::unlink(name);
   if (mapped == 0) {
     // Refused once (a full /dev/shm): every later buffer goes to MPI too, with one warning.
-    if (!why.empty()) {
-      spdlog::warn("gradient buckets not in shared memory ({}): MPI_Allreduce sums them", why);
-    }
+    if (!why.empty()) spdlog::warn("{} not in shared memory ({}): {}", subject, why, fallback);
     one_node_ = 0;
-    return {};
+    return nullptr;
   }
+  return memory;
+}
+
+torch::Tensor NodeAllReduce::allocate(int64_t numel, torch::ScalarType dtype) {
+  if (size_ == 1 || (dtype != torch::kFloat && dtype != torch::kDouble) || !one_node()) return {};
+  const size_t element = c10::elementSize(dtype);
+  const size_t header = round_up(2 * kFlagBytes * static_cast<size_t>(size_), kPage);
+  const size_t slot = round_up(std::max<size_t>(1, numel * element), kPage);
+  const size_t bytes = header + slot * static_cast<size_t>(size_);
+  const std::shared_ptr<SharedMemory> memory =
+      map_segment(bytes, "gradient buckets", "MPI_Allreduce sums them");
+  if (!memory) return {};
 
   Buffer buffer;
   buffer.memory = memory;
@@ -150,6 +188,17 @@ torch::Tensor NodeAllReduce::allocate(int64_t numel, torch::ScalarType dtype) {
   // The tensor keeps the mapping: gradients (views of buckets) may outlive this object.
   return torch::from_blob(
       mine, {numel}, [memory](void*) {}, torch::TensorOptions(dtype));
+}
+
+torch::Tensor NodeAllReduce::allocate_common(int64_t numel, torch::ScalarType dtype,
+                                             const std::string& subject) {
+  if (size_ == 1 || !one_node()) return {};
+  const size_t bytes = round_up(std::max<size_t>(1, numel * c10::elementSize(dtype)), kPage);
+  const std::shared_ptr<SharedMemory> memory =
+      map_segment(bytes, subject, "each rank keeps its own copy");
+  if (!memory) return {};
+  return torch::from_blob(
+      memory->data(), {numel}, [memory](void*) {}, torch::TensorOptions(dtype));
 }
 
 bool NodeAllReduce::owns(const torch::Tensor& tensor) const {
@@ -168,23 +217,63 @@ std::atomic<uint32_t>& NodeAllReduce::done(const Buffer& buffer, int rank) const
       buffer.memory->data() + 2 * kFlagBytes * static_cast<size_t>(rank) + kFlagBytes);
 }
 
+double& NodeAllReduce::block_squares(const Buffer& buffer, int rank) const {
+  // In the done flag's cache line, after the flag.
+  return *reinterpret_cast<double*>(reinterpret_cast<char*>(&done(buffer, rank)) + 8);
+}
+
+void NodeAllReduce::wait_for_arrivals(const Buffer& buffer, uint32_t sequence) {
+  publish(arrived(buffer, rank_), sequence);
+  for (int r = 0; r < size_; ++r) wait_until(arrived(buffer, r), sequence);
+}
+
+void NodeAllReduce::wait_for_readers(const Buffer& buffer, uint32_t sequence) {
+  publish(done(buffer, rank_), sequence);
+  for (int r = 0; r < size_; ++r) wait_until(done(buffer, r), sequence);
+}
+
 void NodeAllReduce::sum(const torch::Tensor& tensor) {
   Buffer& buffer = buffers_.at(tensor.data_ptr());
   const uint32_t sequence = ++buffer.sequence;
   // 1. Every rank's copy holds its gradients: none is still being written by its own backward.
-  publish(arrived(buffer, rank_), sequence);
-  for (int r = 0; r < size_; ++r) wait_until(arrived(buffer, r), sequence);
+  wait_for_arrivals(buffer, sequence);
   // 2. This rank's block, summed and written into every copy.
   const int64_t begin = buffer.numel * rank_ / size_;
   const int64_t end = buffer.numel * (rank_ + 1) / size_;
   if (buffer.dtype == torch::kFloat) {
-    sum_block<float>(buffer.copies, begin, end);
+    sum_into<float>(buffer.copies, begin, end, nullptr, nullptr);
   } else {
-    sum_block<double>(buffer.copies, begin, end);
+    sum_into<double>(buffer.copies, begin, end, nullptr, nullptr);
   }
   // 3. Every block is in: this rank's copy is the sum, and no rank writes into it any more.
-  publish(done(buffer, rank_), sequence);
-  for (int r = 0; r < size_; ++r) wait_until(done(buffer, r), sequence);
+  wait_for_readers(buffer, sequence);
+}
+
+double NodeAllReduce::reduce_scatter(const torch::Tensor& tensor, const torch::Tensor& output) {
+  Buffer& buffer = buffers_.at(tensor.data_ptr());
+  const int64_t block = buffer.numel / size_;
+  if (buffer.numel % size_ != 0 || output.numel() != block ||
+      output.scalar_type() != buffer.dtype || !output.is_contiguous()) {
+    throw Error("NodeAllReduce::reduce_scatter: the output must be contiguous and hold one block",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  const uint32_t sequence = ++buffer.sequence;
+  wait_for_arrivals(buffer, sequence);
+  double squares = 0;
+  if (buffer.dtype == torch::kFloat) {
+    sum_into<float>(buffer.copies, block * rank_, block * (rank_ + 1), output.data_ptr(), &squares);
+  } else {
+    sum_into<double>(buffer.copies, block * rank_, block * (rank_ + 1), output.data_ptr(),
+                     &squares);
+  }
+  // This rank's sum of squares rides on its done flag (published with release, read after the
+  // acquire that sees the flag). Only the output was written; the barrier also keeps every rank
+  // from writing into its copy (the next backward) while another still reads its block of it.
+  block_squares(buffer, rank_) = squares;
+  wait_for_readers(buffer, sequence);
+  double total = 0;  // in rank order: the same bits on every rank
+  for (int r = 0; r < size_; ++r) total += block_squares(buffer, r);
+  return total;
 }
 
 }  // namespace ddpt

@@ -11,6 +11,11 @@
 // on 2 cores that time comes straight out of compute. In training, this made the scaling MLP at
 // 2 ranks 1.23x faster than MPI_Allreduce (README, Benchmarks).
 //
+// ZeRO-1 (ddp.zero = 1) uses the same buffers for a reduce-scatter: rank r writes the sum of its
+// block into its own output only, so a rank reads 1/N of every copy and writes 1/N of the data.
+// And the parameters themselves can live in memory the node's ranks share (allocate_common): one
+// copy per node, in which each rank's optimizer updates its own block, so nothing is gathered.
+//
 // A rank that waits spins briefly, then sleeps on the flag (a futex on the shared page), so it
 // does not take the core from its own rank's backward. A rank that never arrives is the
 // watchdog's to report (dist.timeout_s), as in any collective.
@@ -41,10 +46,20 @@ class NodeAllReduce {
   // warns with the reason, and later calls do not try again). The buffer's memory stays mapped
   // while any tensor over it lives.
   torch::Tensor allocate(int64_t numel, torch::ScalarType dtype);
+  // Collective: `numel` zeroed values of `dtype` in one segment that every rank maps: the same
+  // memory on every rank, not a copy each. Undefined tensor (on every rank alike) when it cannot
+  // be, as for allocate(); a refusal warns that `subject` stays one copy per rank.
+  torch::Tensor allocate_common(int64_t numel, torch::ScalarType dtype, const std::string& subject);
   // Whether `tensor` is a whole buffer that allocate() returned.
   bool owns(const torch::Tensor& tensor) const;
   // Collective: sums `tensor` (owned) over the ranks, in place.
   void sum(const torch::Tensor& tensor);
+  // Collective: this rank's block of the sum of `tensor` (owned; its length a multiple of the
+  // world size) into `output` (contiguous, the block's length, same dtype). `tensor` itself is
+  // only read. Returns the sum of the squares of every element of the sum (all ranks' blocks), in
+  // double, the same bits on every rank: computed from the values as they are summed, and
+  // exchanged in the barrier that ends the call (ZeRO-1's gradient norm and finite check).
+  double reduce_scatter(const torch::Tensor& tensor, const torch::Tensor& output);
 
  private:
   struct Buffer {
@@ -56,8 +71,19 @@ class NodeAllReduce {
   };
   // Whether every rank of the communicator shares this node (asked once, collectively).
   bool one_node();
+  // Collective: a zeroed segment of `bytes` that every rank has mapped, or null on every rank
+  // (the refusing rank warns: "`subject` not in shared memory (why): `fallback`", and later
+  // calls do not try again).
+  std::shared_ptr<SharedMemory> map_segment(size_t bytes, const std::string& subject,
+                                            const std::string& fallback);
+  // The flag barriers around a sum: every copy is complete (arrived), then every rank has read
+  // what it needs of the others' copies (done).
+  void wait_for_arrivals(const Buffer& buffer, uint32_t sequence);
+  void wait_for_readers(const Buffer& buffer, uint32_t sequence);
   std::atomic<uint32_t>& arrived(const Buffer& buffer, int rank) const;
   std::atomic<uint32_t>& done(const Buffer& buffer, int rank) const;
+  // Rank `rank`'s sum of squares of its block in the last reduce_scatter.
+  double& block_squares(const Buffer& buffer, int rank) const;
 
   MPI_Comm comm_;
   int rank_ = 0;

@@ -191,11 +191,13 @@ OptionTable make_table(Config& c) {
           "the sum is accumulated in that precision)")
       .add("ddp.zero", &c.ddp.zero,
            "ZeRO stage: 0 = every rank holds the whole optimizer state | 1 = each rank holds "
-           "and updates 1/N of it (gradients reduce-scattered, parameters all-gathered)",
+           "and updates 1/N of it (gradients reduce-scattered, parameters all-gathered; with "
+           "ddp.shared_memory on one node, one shared copy of the parameters instead)",
            between(0, 1))
       .add("ddp.shared_memory", &c.ddp.shared_memory,
            "mpi backend with every rank on one node: gradient buckets live in memory the ranks "
-           "share and are summed there, without messages | false: MPI_Allreduce")
+           "share and are summed (ZeRO-1: reduce-scattered) there, without messages | false: "
+           "MPI's collectives")
       .add("dist.timeout_s", &c.dist.timeout_s,
            "seconds a rank may wait in a collective or a checkpoint phase; past it the job "
            "aborts with exit code 5, naming the collective, the step and the ranks that did not "

@@ -1,5 +1,7 @@
 #include "ddp/data_parallel.hpp"
 
+#include <algorithm>
+
 namespace ddpt {
 
 void broadcast_from_rank0(const std::vector<NamedTensor>& tensors, Communicator& comm) {
@@ -16,15 +18,66 @@ void broadcast_from_rank0(const std::vector<NamedTensor>& tensors, Communicator&
   }
 }
 
+namespace {
+
+constexpr int64_t kCacheLineBytes = 64;
+
+// Whether `params` can move into one flat copy: CPU tensors of one dtype, each contiguous and the
+// whole of its own storage (so no two alias each other, as tied weights would).
+bool flattenable(const std::vector<NamedTensor>& params) {
+  if (params.empty()) return false;
+  const torch::Tensor& first = params.front().tensor;
+  return std::all_of(params.begin(), params.end(), [&](const NamedTensor& p) {
+    const torch::Tensor& t = p.tensor;
+    return t.device().is_cpu() && t.scalar_type() == first.scalar_type() && t.is_contiguous() &&
+           t.storage_offset() == 0 &&
+           t.storage().nbytes() == static_cast<size_t>(t.numel()) * t.element_size();
+  });
+}
+
+// Collective: every parameter becomes a view of one copy in memory the node's ranks share, holding
+// rank 0's values. False (nothing changed, on every rank) where that cannot be.
+bool share_parameters(const std::vector<NamedTensor>& params, Communicator& comm) {
+  if (!flattenable(params)) return false;  // the same answer on every rank: the same model
+  // Each parameter starts on a cache line, as an allocation of its own would.
+  const int64_t align = kCacheLineBytes / params.front().tensor.element_size();
+  std::vector<int64_t> offsets;
+  int64_t numel = 0;
+  for (const auto& p : params) {
+    offsets.push_back(numel);
+    numel += (p.tensor.numel() + align - 1) / align * align;
+  }
+  const torch::Tensor common = comm.allocate_common(
+      numel, params.front().tensor.options().requires_grad(false), "parameters");
+  if (!common.defined()) return false;
+  torch::NoGradGuard no_grad;
+  auto view_of = [&](size_t i) {
+    return common.narrow(0, offsets[i], params[i].tensor.numel()).view(params[i].tensor.sizes());
+  };
+  if (comm.rank() == 0) {
+    for (size_t i = 0; i < params.size(); ++i) view_of(i).copy_(params[i].tensor.detach());
+  }
+  comm.barrier();  // rank 0's values are in before any rank uses them
+  // set_data keeps the parameter's identity (the model's and the optimizer's references, its
+  // autograd metadata) and replaces only its memory.
+  for (size_t i = 0; i < params.size(); ++i) params[i].tensor.set_data(view_of(i));
+  return true;
+}
+
+}  // namespace
+
 DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTensor> buffers,
                            Communicator& comm, const DataParallelOptions& options)
     : comm_(comm), buffers_(std::move(buffers)) {
-  broadcast_from_rank0(params, comm);
+  const bool shared = options.share_parameters && options.shared_memory &&
+                      options.reduction == GradientReduction::kReduceScatter &&
+                      share_parameters(params, comm);
+  if (!shared) broadcast_from_rank0(params, comm);
   broadcast_from_rank0(buffers_, comm);
   reducer_ =
       std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
                                 mib_to_bytes(options.bucket_mb), options.wire_dtype,
-                                options.reduction, options.shared_memory);
+                                options.reduction, options.shared_memory, shared);
 }
 
 void DataParallel::backward(const torch::Tensor& loss, bool sync) {

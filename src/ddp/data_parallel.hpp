@@ -1,5 +1,13 @@
 // The data-parallel engine in one object: makes every rank start from rank 0's parameters and
 // buffers, and averages gradients across ranks during backward (through the Reducer).
+//
+// With ZeRO-1 on one node (MPI, ddp.shared_memory), the parameters move into one copy that the
+// node's ranks share: each rank's optimizer updates its block of that copy in place, so no rank
+// gathers the others' updates, and the forward and backward of all ranks read the same weights.
+// (On the 2-core VM this was 1.20x faster than ZeRO-1's all-gather, and sometimes slower than
+// plain data parallel: README, Benchmarks.) Ordering: a rank updates only after every rank's
+// backward is done (the gradient reductions wait for all), and a rank starts the next forward
+// only after every rank's update (Reducer::all_gather_parameters).
 #pragma once
 
 #include <memory>
@@ -18,6 +26,10 @@ struct DataParallelOptions {
   torch::ScalarType wire_dtype = torch::kFloat;
   GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1
   bool shared_memory = true;  // ddp.shared_memory: buckets where the communicator sums fastest
+  // ZeRO-1 only: the node's ranks share one copy of the parameters where the communicator can
+  // (Communicator::allocate_common), so each rank's update needs no all-gather. Only for training
+  // where nothing but the optimizer writes the parameters (no moving-average swaps).
+  bool share_parameters = false;
 };
 
 // Collective: every rank's tensors take rank 0's values (in place, in the given order).
@@ -40,6 +52,8 @@ class DataParallel {
     if (!buffers_.empty()) broadcast_from_rank0(buffers_, comm_);
   }
 
+  // Whether every rank's parameters are one copy in memory the node's ranks share.
+  bool parameters_shared() const { return reducer_->parameters_shared(); }
   const Reducer& reducer() const { return *reducer_; }
   Reducer& reducer() { return *reducer_; }
 

@@ -40,12 +40,47 @@ std::vector<ParamInfo> describe(const std::vector<NamedTensor>& params) {
   return info;
 }
 
+// The sum of the squares of `values`' elements, in double, as a 0-dim tensor on their device.
+// On the CPU one pass over float or double values without temporaries: 16 running sums in a fixed
+// order (the same bits on every CPU), against two full-size double copies for
+// to(kDouble).square().sum().
+template <class T>
+double cpu_squares(const T* x, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const double v = x[i + j];
+      lanes[j] += v * v;
+    }
+  }
+  double sum = 0;
+  for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  for (const double lane : lanes) sum += lane;
+  return sum;
+}
+
+torch::Tensor squares_in_double(const torch::Tensor& values) {
+  if (values.is_cuda()) return values.norm(2, torch::kDouble).square();
+  if (values.is_contiguous() && values.scalar_type() == torch::kFloat) {
+    return torch::tensor(cpu_squares(values.data_ptr<float>(), values.numel()), torch::kDouble);
+  }
+  if (values.is_contiguous() && values.scalar_type() == torch::kDouble) {
+    return torch::tensor(cpu_squares(values.data_ptr<double>(), values.numel()), torch::kDouble);
+  }
+  return values.to(torch::kDouble).square().sum();
+}
+
 }  // namespace
 
 Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
                  int64_t bucket_bytes, torch::ScalarType wire_dtype, GradientReduction reduction,
-                 bool backend_buffers)
-    : params_(std::move(params)), comm_(comm), reduction_(reduction) {
+                 bool backend_buffers, bool parameters_shared)
+    : params_(std::move(params)),
+      comm_(comm),
+      reduction_(reduction),
+      parameters_shared_(parameters_shared && reduction == GradientReduction::kReduceScatter) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
       throw Error("Reducer: parameter '" + p.name + "' is not a trainable leaf tensor",
@@ -68,10 +103,9 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
     const auto options = first.options().requires_grad(false);
     const int64_t block = sharded() ? shards_[b].block : 0;
     const int64_t numel = sharded() ? block * comm_.size() : spec.numel;
-    const bool all_reduced_whole = !sharded() && wire_dtype == first.scalar_type();
-    buckets_[b].buffer = backend_buffers && all_reduced_whole
-                             ? comm_.allocate_buffer(numel, options)
-                             : torch::zeros({numel}, options);
+    const bool reduced_as_it_is = wire_dtype == first.scalar_type();
+    buckets_[b].buffer = backend_buffers && reduced_as_it_is ? comm_.allocate_buffer(numel, options)
+                                                             : torch::zeros({numel}, options);
     if (wire_dtype != first.scalar_type()) {
       buckets_[b].wire = torch::empty({numel}, options.dtype(wire_dtype));
       if (sharded()) buckets_[b].shard_wire = torch::empty({block}, options.dtype(wire_dtype));
@@ -92,6 +126,9 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
     const uintptr_t key = accumulator->add_post_hook(std::make_unique<ReducerHook>(this, i));
     hooks_.emplace_back(std::move(accumulator), key);
   }
+  // Summed in shared memory, a bucket's reduce-scatter also gives its sum of squares (for the
+  // norm and the finite check) without another pass or collective.
+  squares_in_reduction_ = sharded() && buckets_in_shared_memory();
   trace_.bucket_launched.resize(plan_.size());
   trace_.bucket_started.resize(plan_.size());
 }
@@ -144,7 +181,10 @@ void Reducer::launch_ready_buckets() {
     // A sum: DataParallel::backward already divided the loss by the world size.
     if (bucket.wire.defined()) bucket.wire.copy_(bucket.buffer);
     const torch::Tensor& sent = bucket.wire.defined() ? bucket.wire : bucket.buffer;
-    if (sharded()) {
+    if (sharded() && squares_in_reduction_) {
+      bucket.work =
+          comm_.reduce_scatter_with_squares_async(sent, bucket.shard_gradient, &bucket.squares);
+    } else if (sharded()) {
       bucket.work = comm_.reduce_scatter_async(
           sent, bucket.shard_wire.defined() ? bucket.shard_wire : bucket.shard_gradient);
     } else {
@@ -178,7 +218,12 @@ void Reducer::finalize_backward() {
     trace_.bucket_started[b] = bucket.work->started_at();
     bucket.work.reset();
   }
-  if (sharded()) reduce_gradient_squares();
+  if (sharded() && squares_in_reduction_) {
+    gradient_squares_ = 0;
+    for (const Bucket& bucket : buckets_) gradient_squares_ += bucket.squares;
+  } else if (sharded()) {
+    reduce_gradient_squares();
+  }
   trace_.wait_seconds = std::chrono::duration<double>(Clock::now() - wait_start).count();
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor& param = params_[i].tensor;
@@ -192,13 +237,19 @@ void Reducer::reduce_gradient_squares() {
   torch::Tensor squares =
       torch::zeros({1}, torch::TensorOptions(torch::kDouble).device(comm_.device()));
   for (const auto& bucket : buckets_) {
-    squares += bucket.shard_gradient.to(torch::kDouble).square().sum();
+    squares += squares_in_double(bucket.shard_gradient);
   }
   comm_.all_reduce(squares, ReduceOp::kSum);
   gradient_squares_ = squares.item<double>();
 }
 
 void Reducer::all_gather_parameters() {
+  if (parameters_shared_) {
+    // Every rank's update is in the one copy; no rank may read it (the next forward) until all
+    // are done writing.
+    comm_.barrier();
+    return;
+  }
   torch::NoGradGuard no_grad;
   std::vector<std::shared_ptr<Work>> gathers;
   for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -229,13 +280,10 @@ double Reducer::gradient_norm() const {
   if (sharded()) return std::sqrt(gradient_squares_);
   torch::NoGradGuard no_grad;
   // Each bucket's sum of squares in double, read back with one synchronisation (a GPU otherwise
-  // idles at each read). On a CPU the exact sum over the float values widened to double; on a GPU
+  // idles at each read). On a CPU the values widened to double and summed in one pass; on a GPU
   // the norm computed in double without the widened copy (1 GB for GPT-2 124M), squared.
   std::vector<torch::Tensor> sums;
-  for (const auto& bucket : buckets_) {
-    sums.push_back(bucket.buffer.is_cuda() ? bucket.buffer.norm(2, torch::kDouble).square()
-                                           : bucket.buffer.to(torch::kDouble).square().sum());
-  }
+  for (const auto& bucket : buckets_) sums.push_back(squares_in_double(bucket.buffer));
   if (sums.empty()) return 0.0;
   const torch::Tensor host = torch::stack(sums).cpu();
   const double* each = host.data_ptr<double>();

@@ -13,7 +13,9 @@
 // each bucket only (ddp/shard_plan.hpp), which is all its share of the optimizer needs. After the
 // optimizer has updated the rank's pieces of the parameters, all_gather_parameters() brings every
 // rank's updated blocks into every parameter, using the gradient buckets (spent by then) as the
-// gather buffers, so ZeRO-1 adds no full-size buffer.
+// gather buffers, so ZeRO-1 adds no full-size buffer. Where the node's ranks share one copy of
+// the parameters (DataParallel, ddp/data_parallel.hpp), each rank's update is already in every
+// rank's parameters, and all_gather_parameters() only waits for every rank to have made it.
 #pragma once
 
 #include <torch/torch.h>
@@ -50,11 +52,13 @@ class Reducer {
  public:
   // `params`: the trainable parameters (requires_grad leaves) in registration order.
   // `wire_dtype`: the precision buckets are reduced in (kFloat: the gradients' own).
-  // `backend_buffers`: buckets all-reduced as they are (no ZeRO-1, no compression) are allocated
-  // by the communicator (Communicator::allocate_buffer: node-shared memory for MPI on one node).
+  // `backend_buffers`: buckets reduced as they are (no compression) are allocated by the
+  // communicator (Communicator::allocate_buffer: node-shared memory for MPI on one node).
+  // `parameters_shared` (ZeRO-1 only): every rank's parameters are the same memory.
   Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
           int64_t bucket_bytes, torch::ScalarType wire_dtype = torch::kFloat,
-          GradientReduction reduction = GradientReduction::kAllReduce, bool backend_buffers = true);
+          GradientReduction reduction = GradientReduction::kAllReduce, bool backend_buffers = true,
+          bool parameters_shared = false);
   ~Reducer();  // removes its hooks
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -65,7 +69,8 @@ class Reducer {
   // Collective, after a synchronised backward: launches buckets whose parameters got no gradient
   // (reduced as zeros), waits for every reduction. On return param.grad holds the sum over ranks
   // (ZeRO-1: shard_gradient(b) holds the sum of this rank's block of bucket b, and one scalar
-  // all-reduce has given every rank the global sum of squares for the norm and the finite check).
+  // all-reduce, or the reduce-scatters themselves in shared memory, have given every rank the
+  // global sum of squares for the norm and the finite check).
   void finalize_backward();
   // Zeroes every gradient in place (one fill per bucket); gradients stay bucket views.
   void zero_grad();
@@ -86,7 +91,9 @@ class Reducer {
   const torch::Tensor& shard_gradient(size_t b) const { return buckets_[b].shard_gradient; }
   // Collective: every rank's pieces of the parameters (updated by its optimizer) into every
   // rank's parameters. Overwrites the gradients, which zero_grad() clears before the next step.
+  // With shared parameters: returns when every rank has updated its pieces.
   void all_gather_parameters();
+  bool parameters_shared() const { return parameters_shared_; }
 
   const std::vector<BucketSpec>& buckets() const { return plan_; }
   bool sharded() const { return reduction_ == GradientReduction::kReduceScatter; }
@@ -100,6 +107,7 @@ class Reducer {
     torch::Tensor wire;    // ddp.compress: the buffer in the wire precision (else undefined)
     torch::Tensor shard_gradient;  // ZeRO-1: the sum of this rank's block (else undefined)
     torch::Tensor shard_wire;      // ZeRO-1 with ddp.compress: that block in the wire precision
+    double squares = 0;            // ZeRO-1 in shared memory: the sum's sum of squares
     size_t pending = 0;            // parameters not yet ready in this backward
     std::shared_ptr<Work> work;
   };
@@ -118,9 +126,11 @@ class Reducer {
   std::vector<NamedTensor> params_;
   Communicator& comm_;
   GradientReduction reduction_;
+  bool parameters_shared_;
   std::vector<BucketSpec> plan_;
-  std::vector<BucketShard> shards_;  // ZeRO-1 only
-  double gradient_squares_ = 0;      // ZeRO-1: global sum of squares after finalize_backward
+  std::vector<BucketShard> shards_;    // ZeRO-1 only
+  double gradient_squares_ = 0;        // ZeRO-1: global sum of squares after finalize_backward
+  bool squares_in_reduction_ = false;  // ZeRO-1: the reduce-scatters give them (shared memory)
   std::vector<Bucket> buckets_;
   std::vector<Slot> slots_;  // by parameter index
   std::vector<char> ready_;  // by parameter index

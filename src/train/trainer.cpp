@@ -97,6 +97,9 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   }
   if (config.ddp.zero == 1) options.reduction = GradientReduction::kReduceScatter;
   options.shared_memory = config.ddp.shared_memory;
+  // The moving average swaps itself into the parameters for evaluation, on each rank: with one
+  // shared copy the ranks would swap each other's values.
+  options.share_parameters = config.train.ema_decay == 0;
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
   optimizer_ = make_distributed_optimizer(config, trainable_, engine_->reducer());
   lr_ = config.optim.lr;
@@ -370,6 +373,7 @@ TrainerFacts Trainer::facts() const {
   facts.trainable_tensors = trainable_.size();
   facts.buckets = engine_->reducer().buckets().size();
   facts.buckets_in_shared_memory = engine_->reducer().buckets_in_shared_memory();
+  facts.parameters_shared = engine_->parameters_shared();
   for (const auto& bucket : engine_->reducer().buckets()) facts.bucketed_values += bucket.numel;
   facts.schedule = schedule_.describe();
   facts.spike_lr_factor = spike_.lr_factor();

@@ -59,6 +59,8 @@ struct TrainerFacts {
   size_t buckets = 0;
   // Every bucket is summed in memory the node's ranks share (ddp.shared_memory).
   bool buckets_in_shared_memory = false;
+  // ZeRO-1: the node's ranks hold one copy of the parameters in memory they share.
+  bool parameters_shared = false;
   int64_t bucketed_values = 0;        // values all-reduced per step (the trainable ones)
   std::string schedule;               // the learning rate schedule in words
   double spike_lr_factor = 1;         // the spike guard's factor on the learning rate so far

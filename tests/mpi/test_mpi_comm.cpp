@@ -1,6 +1,9 @@
 // MpiComm collectives on random tensors against values computed independently on every rank.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+
 #include "comm/mpi_comm.hpp"
 #include "runtime/topology.hpp"
 
@@ -138,6 +141,78 @@ TEST(MpiComm, SharedMemoryBuffersSumLikeMpiAllReduce) {
   EXPECT_FALSE(comm.in_shared_memory(part));
   comm.all_reduce(part, ReduceOp::kSum);
   EXPECT_EQ(buffer.sum().item<float>(), 5.0f + 5.0f * comm.size());
+}
+
+// ZeRO-1's reduce-scatter of buffers in node-shared memory: each rank gets its block of the sum
+// (against the sum computed here and MPI_Reduce_scatter_block's), the input is only read, and the
+// sum of squares of the whole sum comes with it, the same bits on every rank. Block lengths of
+// one value, an odd count and more than one 2048-value chunk; three rounds on the same buffer.
+TEST(MpiComm, SharedMemoryReduceScatterGivesTheBlockAndTheSquares) {
+  MpiComm comm(MPI_COMM_WORLD);
+  const int size = comm.size();
+  for (const auto dtype : {torch::kFloat, torch::kDouble}) {
+    for (const int64_t block : {int64_t{1}, int64_t{1001}, int64_t{600'001}}) {
+      const int64_t n = block * size;
+      torch::Tensor buffer = comm.allocate_buffer(n, torch::TensorOptions(dtype));
+      ASSERT_EQ(comm.in_shared_memory(buffer), size > 1);
+      for (int round = 0; round < 3; ++round) {
+        const auto rank_values = [&](int r) { return contribution(r + 10 * round, n).to(dtype); };
+        torch::Tensor expected = torch::zeros({n}, dtype);
+        for (int r = 0; r < size; ++r) expected += rank_values(r);
+        torch::Tensor by_mpi = torch::empty({block}, dtype);
+        comm.reduce_scatter_async(rank_values(comm.rank()), by_mpi)->wait();
+
+        buffer.copy_(rank_values(comm.rank()));
+        torch::Tensor output = torch::empty({block}, dtype);
+        double squares = std::nan("");
+        if (size > 1) {
+          comm.reduce_scatter_with_squares_async(buffer, output, &squares)->wait();
+        } else {
+          comm.reduce_scatter_async(buffer, output)->wait();
+          squares = expected.to(torch::kDouble).square().sum().item<double>();
+        }
+        const std::string what = c10::toString(dtype) + std::string(" block=") +
+                                 std::to_string(block) + " round " + std::to_string(round);
+        EXPECT_TRUE(
+            torch::allclose(output, expected.narrow(0, block * comm.rank(), block), 1e-5, 1e-5))
+            << what;
+        if (size <= 2) EXPECT_TRUE(torch::equal(output, by_mpi)) << what;  // a + b is b + a
+        EXPECT_TRUE(torch::equal(buffer, rank_values(comm.rank()))) << what << ": input written";
+        const double exact = expected.to(torch::kDouble).square().sum().item<double>();
+        EXPECT_NEAR(squares, exact, 1e-12 * exact) << what;
+        const torch::Tensor all = comm.all_gather(torch::tensor({squares}, torch::kDouble));
+        for (int r = 1; r < size; ++r) {
+          EXPECT_EQ(all[r].item<double>(), all[0].item<double>()) << what << ", rank " << r;
+        }
+      }
+    }
+  }
+  // Squares come only with buffers the backend sums itself.
+  torch::Tensor plain = torch::zeros({4 * size});
+  torch::Tensor block = torch::empty({4});
+  double squares = 0;
+  EXPECT_THROW(comm.reduce_scatter_with_squares_async(plain, block, &squares), Error);
+}
+
+// Memory from allocate_common is one copy that every rank of the node maps: what one rank writes,
+// every rank reads. At one rank there is nothing to share.
+TEST(MpiComm, CommonMemoryIsTheSameOnEveryRank) {
+  MpiComm comm(MPI_COMM_WORLD);
+  const int64_t n = 100'000;
+  torch::Tensor common =
+      comm.allocate_common(n, torch::TensorOptions(torch::kFloat), "test values");
+  ASSERT_EQ(common.defined(), comm.size() > 1);
+  if (!common.defined()) return;
+  EXPECT_TRUE(torch::equal(common, torch::zeros({n})));
+  comm.barrier();                                             // every rank has seen the zeros
+  common[comm.rank()] = static_cast<float>(comm.rank() + 1);  // one element each
+  comm.barrier();
+  for (int r = 0; r < comm.size(); ++r) EXPECT_EQ(common[r].item<float>(), r + 1.0f) << r;
+  comm.barrier();  // every rank has read before rank 0 writes again
+  if (comm.rank() == 0) common.fill_(7);
+  comm.barrier();
+  EXPECT_TRUE(torch::equal(common, torch::full({n}, 7.0f)));
+  EXPECT_FALSE(comm.in_shared_memory(common)) << "not a buffer that is summed";
 }
 
 // A bucket's memory stays mapped after its communicator is gone: parameters' gradients are

@@ -3,7 +3,9 @@
 # in the same run, for PyTorch DDP with gloo on the same model (the anchor), and the machine's
 # ceiling for 2 ranks: two independent 1-rank ddptrain runs side by side (summed), which share
 # the cores and memory as 2 ranks do but never talk. Also ddptrain at 2 ranks with
-# ddp.shared_memory = false: the gradients summed by MPI_Allreduce instead of in node-shared memory.
+# ddp.shared_memory = false: the gradients summed by MPI_Allreduce instead of in node-shared memory;
+# and with ddp.zero = 1 (ZeRO-1, on one node: the gradients reduce-scattered in shared memory, one
+# shared copy of the parameters, each rank updating its half).
 # Prints samples/s and scaling efficiency = throughput(2) / (2 x throughput(1)). Not a test: it
 # prints figures.
 # These machines are noisy: the four configurations are run in turn, REPEATS times, and each
@@ -44,15 +46,16 @@ pytorch_rate() {
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-declare -a D1 D2 M2 P1 P2 C2
+declare -a D1 D2 M2 Z2 P1 P2 C2
 for ((r = 1; r <= repeats; ++r)); do
   D1+=("$(ddptrain_rate 1)"); D2+=("$(ddptrain_rate 2)")
   M2+=("$(ddptrain_rate 2 mpi_allreduce --ddp.shared_memory=false)")
+  Z2+=("$(ddptrain_rate 2 zero1 --ddp.zero=1)")
   P1+=("$(pytorch_rate 1)"); P2+=("$(pytorch_rate 2)")
   C2+=("$(ceiling_rate)")
-  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]} (MPI_Allreduce: ${M2[-1]}), pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} (2 x 1 rank side by side)"
+  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]} (MPI_Allreduce: ${M2[-1]}, ZeRO-1: ${Z2[-1]}), pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} (2 x 1 rank side by side)"
 done
-d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}"); m2=$(median "${M2[@]}")
+d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}"); m2=$(median "${M2[@]}"); z2=$(median "${Z2[@]}")
 p1=$(median "${P1[@]}"); p2=$(median "${P2[@]}")
 c2=$(median "${C2[@]}")
 # range DIGITS VALUE...: "min..max" with DIGITS decimals.
@@ -65,10 +68,11 @@ range() {
 printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores\n' \
   "$steps" "$repeats" "$(nproc)"
 printf '%-12s %14s %14s %12s\n' implementation "1 rank (s/s)" "2 ranks (s/s)" efficiency
-for impl in ddptrain ddptrain_mpi pytorch_ddp; do
+for impl in ddptrain ddptrain_mpi ddptrain_zero1 pytorch_ddp; do
   case $impl in
     ddptrain) a=$d1 b=$d2 ;;
     ddptrain_mpi) a=$d1 b=$m2 ;;  # ddp.shared_memory = false at 2 ranks
+    ddptrain_zero1) a=$d1 b=$z2 ;;  # ddp.zero = 1 at 2 ranks
     *) a=$p1 b=$p2 ;;
   esac
   awk -v i="$impl" -v a="$a" -v b="$b" 'BEGIN { printf "%-12s %14.0f %14.0f %12.3f\n", i, a, b, b / (2 * a) }'
@@ -91,4 +95,11 @@ ratios() { local -n a=$1 b=$2; local i; for i in "${!a[@]}"; do awk -v x="${a[$i
 mapfile -t R1 < <(ratios D1 P1)
 mapfile -t R2 < <(ratios D2 P2)
 echo "paired ratios ddptrain / pytorch_ddp: 1 rank median $(median "${R1[@]}") ($(range 2 "${R1[@]}")), 2 ranks median $(median "${R2[@]}") ($(range 2 "${R2[@]}"))"
-echo "spread (min..max of the repeats): ddptrain $(range 0 "${D1[@]}") / $(range 0 "${D2[@]}") (MPI_Allreduce: $(range 0 "${M2[@]}")), pytorch_ddp $(range 0 "${P1[@]}") / $(range 0 "${P2[@]}"), ceiling $(range 0 "${C2[@]}")"
+# Paired efficiency: each repeat's 2-rank run against the 1-rank run of the same repeat (the
+# machine's speed drifts between repeats).
+efficiencies() { local -n a=$1 b=$2; local i; for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.3f\n", x / (2 * y) }'; done; }
+for pair in D2:ddptrain Z2:ddptrain_zero1 C2:ceiling; do
+  mapfile -t E < <(efficiencies "${pair%%:*}" D1)
+  echo "paired efficiency ${pair#*:}: median $(median "${E[@]}") ($(range 3 "${E[@]}"))"
+done
+echo "spread (min..max of the repeats): ddptrain $(range 0 "${D1[@]}") / $(range 0 "${D2[@]}") (MPI_Allreduce: $(range 0 "${M2[@]}"), ZeRO-1: $(range 0 "${Z2[@]}")), pytorch_ddp $(range 0 "${P1[@]}") / $(range 0 "${P2[@]}"), ceiling $(range 0 "${C2[@]}")"
