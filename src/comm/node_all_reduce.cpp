@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include "util/check.hpp"
+#include "util/sum_of_squares.hpp"
 
 namespace ddpt {
 namespace {
@@ -66,16 +67,13 @@ void wait_until(std::atomic<uint32_t>& flag, uint32_t target) {
 // Elements [begin, end) of the sum of every copy, written to each of `into` (pointers to where
 // element `begin` goes). Summed in rank order through a small local array, so the loops vectorise
 // and every destination gets the same bits. With `squares`, also the sum of the squares of the
-// summed values, in double, from that array (16 running sums in a fixed order: the same bits on
-// every CPU), so the data is not read again for it.
+// summed values (util/sum_of_squares.hpp), taken from that array, so the data is not read again.
 template <class T>
 void sum_block(const std::vector<char*>& copies, int64_t begin, int64_t end,
                const std::vector<T*>& into, double* squares) {
-  constexpr int64_t kChunk = 2048;
-  constexpr int64_t kLanes = 16;
-  static_assert(kChunk % kLanes == 0);
+  constexpr int64_t kChunk = 2048;  // a multiple of SumOfSquares' 16 lanes
   alignas(64) T acc[kChunk];
-  double lanes[kLanes] = {};
+  SumOfSquares summed_squares;
   for (int64_t first = begin; first < end; first += kChunk) {
     const int64_t n = std::min(kChunk, end - first);
     const T* copy0 = reinterpret_cast<const T*>(copies[0]) + first;
@@ -85,19 +83,9 @@ void sum_block(const std::vector<char*>& copies, int64_t begin, int64_t end,
       for (int64_t i = 0; i < n; ++i) acc[i] += copy[i];
     }
     for (T* destination : into) std::copy_n(acc, n, destination + (first - begin));
-    if (squares == nullptr) continue;
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int64_t j = 0; j < kLanes; ++j) {
-        const double value = acc[i + j];
-        lanes[j] += value * value;
-      }
-    }
-    for (; i < n; ++i) lanes[i % kLanes] += static_cast<double>(acc[i]) * acc[i];
+    if (squares != nullptr) summed_squares.add(acc, n);
   }
-  if (squares == nullptr) return;
-  *squares = 0;
-  for (const double lane : lanes) *squares += lane;
+  if (squares != nullptr) *squares = summed_squares.total();
 }
 
 // Block [begin, end) summed into every copy (all-reduce) or into `output` only (reduce-scatter).

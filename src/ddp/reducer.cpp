@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "util/error.hpp"
+#include "util/sum_of_squares.hpp"
 
 namespace ddpt {
 
@@ -41,33 +42,18 @@ std::vector<ParamInfo> describe(const std::vector<NamedTensor>& params) {
 }
 
 // The sum of the squares of `values`' elements, in double, as a 0-dim tensor on their device.
-// On the CPU one pass over float or double values without temporaries: 16 running sums in a fixed
-// order (the same bits on every CPU), against two full-size double copies for
-// to(kDouble).square().sum().
-template <class T>
-double cpu_squares(const T* x, int64_t n) {
-  constexpr int64_t kLanes = 16;
-  double lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t j = 0; j < kLanes; ++j) {
-      const double v = x[i + j];
-      lanes[j] += v * v;
-    }
-  }
-  double sum = 0;
-  for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
-  for (const double lane : lanes) sum += lane;
-  return sum;
-}
-
+// On the CPU one pass over float or double values without temporaries (util/sum_of_squares.hpp),
+// against two full-size double copies for to(kDouble).square().sum().
 torch::Tensor squares_in_double(const torch::Tensor& values) {
   if (values.is_cuda()) return values.norm(2, torch::kDouble).square();
+  SumOfSquares squares;
   if (values.is_contiguous() && values.scalar_type() == torch::kFloat) {
-    return torch::tensor(cpu_squares(values.data_ptr<float>(), values.numel()), torch::kDouble);
+    squares.add(values.data_ptr<float>(), values.numel());
+    return torch::tensor(squares.total(), torch::kDouble);
   }
   if (values.is_contiguous() && values.scalar_type() == torch::kDouble) {
-    return torch::tensor(cpu_squares(values.data_ptr<double>(), values.numel()), torch::kDouble);
+    squares.add(values.data_ptr<double>(), values.numel());
+    return torch::tensor(squares.total(), torch::kDouble);
   }
   return values.to(torch::kDouble).square().sum();
 }
