@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/gradients_in_place.hpp"
+
 namespace ddpt {
 
 void broadcast_from_rank0(const std::vector<NamedTensor>& tensors, Communicator& comm) {
@@ -85,6 +87,9 @@ void DataParallel::backward(const torch::Tensor& loss, bool sync) {
   // Dividing the loss (one scalar) by the world size makes every local gradient g/N, so a plain
   // sum across ranks is the average: no extra pass over the gradients after the all-reduce.
   // Micro-steps without sync accumulate g/N as well, so the final sum is unchanged.
+  // A plain backward accumulates into .grad (the reducer's slots), so an operation may write a
+  // slot that holds nothing yet in this step directly.
+  const GradientsInPlace in_place(*reducer_);
   if (comm_.size() > 1) {
     (loss / static_cast<double>(comm_.size())).backward();
   } else {

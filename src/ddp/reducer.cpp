@@ -29,6 +29,20 @@ class ReducerHook final : public torch::autograd::FunctionPostHook {
   size_t param_;
 };
 
+// Pre hook of a parameter's AccumulateGrad node: runs before the gradient is added into
+// param.grad, so the slot's first gradient of a step can be written instead (Reducer::zero_grad).
+class ReducerPreHook final : public torch::autograd::FunctionPreHook {
+ public:
+  ReducerPreHook(Reducer* reducer, size_t param) : reducer_(reducer), param_(param) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& inputs) override {
+    return reducer_->first_gradient(param_, inputs);
+  }
+
+ private:
+  Reducer* reducer_;
+  size_t param_;
+};
+
 namespace {
 
 std::vector<ParamInfo> describe(const std::vector<NamedTensor>& params) {
@@ -107,10 +121,20 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
       param.mutable_grad() = view;
     }
   }
+  zero_lazily_ = std::all_of(buckets_.begin(), buckets_.end(),
+                             [](const Bucket& b) { return b.buffer.device().is_cpu(); });
+  awaiting_.assign(params_.size(), 0);  // the slots hold zeros or the gradients copied in
   for (size_t i = 0; i < params_.size(); ++i) {
     auto accumulator = torch::autograd::impl::grad_accumulator(params_[i].tensor);
     const uintptr_t key = accumulator->add_post_hook(std::make_unique<ReducerHook>(this, i));
-    hooks_.emplace_back(std::move(accumulator), key);
+    hooks_.emplace_back(accumulator, key);
+    if (zero_lazily_) {
+      auto pre_hook = std::make_unique<ReducerPreHook>(this, i);
+      pre_hooks_.emplace_back(accumulator, pre_hook.get());
+      accumulator->add_pre_hook(std::move(pre_hook));
+      // Empty slots may share an address with a neighbour; nothing is ever written into them.
+      if (slots_[i].view.numel() > 0) param_by_slot_.emplace(slots_[i].view.data_ptr(), i);
+    }
   }
   // Summed in shared memory, a bucket's reduce-scatter also gives its sum of squares (for the
   // norm and the finite check) without another pass or collective.
@@ -121,6 +145,13 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
 
 Reducer::~Reducer() {
   for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
+  // LibTorch 1.13 has no del_pre_hook: the hook is found by its address.
+  for (auto& [accumulator, hook] : pre_hooks_) {
+    auto& hooks = accumulator->pre_hooks();
+    hooks.erase(std::remove_if(hooks.begin(), hooks.end(),
+                               [hook = hook](const auto& h) { return h.get() == hook; }),
+                hooks.end());
+  }
 }
 
 void Reducer::prepare_for_backward(bool sync) {
@@ -148,7 +179,7 @@ void Reducer::mark_ready(size_t param) {
 
 // Usually a no-op: param.grad is the bucket view and autograd accumulated into it. If something
 // replaced param.grad (an optimizer's zero_grad(set_to_none), user code), copy it in; if the
-// parameter has no gradient at all, its slot is zero.
+// parameter has no gradient at all, or none reached its slot since zero_grad(), the slot is zero.
 void Reducer::put_gradient_in_slot(size_t param) {
   torch::NoGradGuard no_grad;
   const torch::Tensor& grad = params_[param].tensor.grad();
@@ -157,7 +188,36 @@ void Reducer::put_gradient_in_slot(size_t param) {
     slot.view.zero_();
   } else if (!grad.is_same(slot.view)) {
     slot.view.copy_(grad);
+  } else if (awaiting_[param]) {
+    slot.view.zero_();
   }
+  awaiting_[param] = 0;
+}
+
+torch::autograd::variable_list Reducer::first_gradient(
+    size_t param, const torch::autograd::variable_list& inputs) {
+  if (!awaiting_[param]) return inputs;
+  awaiting_[param] = 0;
+  torch::NoGradGuard no_grad;
+  const torch::Tensor& slot = slots_[param].view;
+  const torch::Tensor& incoming = inputs.at(0);
+  if (params_[param].tensor.grad().is_same(slot) && incoming.defined() &&
+      incoming.layout() == torch::kStrided && incoming.sizes() == slot.sizes() &&
+      incoming.scalar_type() == slot.scalar_type() && incoming.device() == slot.device()) {
+    slot.copy_(incoming);
+    return {torch::Tensor()};  // written: nothing left for the accumulator to add
+  }
+  slot.zero_();  // the accumulator adds into zeros, as after an eager zero_grad()
+  return inputs;
+}
+
+bool Reducer::claim_for_overwrite(const torch::Tensor& grad) {
+  const auto found = param_by_slot_.find(grad.data_ptr());
+  if (found == param_by_slot_.end()) return false;
+  const size_t param = found->second;
+  if (!awaiting_[param] || !grad.is_same(slots_[param].view)) return false;
+  awaiting_[param] = 0;
+  return true;
 }
 
 void Reducer::launch_ready_buckets() {
@@ -305,7 +365,17 @@ void Reducer::scale_gradients(double factor) {
 
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
-  for (auto& bucket : buckets_) bucket.buffer.zero_();
+  if (zero_lazily_) {
+    // The slots are written by the next backward; what lies outside every slot (ZeRO-1's padding,
+    // which the all-gather overwrites) is zeroed now, as it is reduced with the slots.
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      const int64_t used = plan_[b].numel;
+      buckets_[b].buffer.narrow(0, used, buckets_[b].buffer.numel() - used).zero_();
+    }
+    std::fill(awaiting_.begin(), awaiting_.end(), 1);
+  } else {
+    for (auto& bucket : buckets_) bucket.buffer.zero_();
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor& param = params_[i].tensor;
     if (!param.grad().is_same(slots_[i].view)) param.mutable_grad() = slots_[i].view;

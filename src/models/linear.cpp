@@ -4,6 +4,7 @@
 #include <ATen/record_function.h>
 
 #include "models/cpu_gemm.hpp"
+#include "util/gradients_in_place.hpp"
 #include "util/versions.hpp"
 
 namespace ddpt {
@@ -49,7 +50,26 @@ torch::Tensor gemm_forward(torch::autograd::AutogradContext* ctx, const torch::T
               in, beta, y.data_ptr<float>(), out);
   }
   ctx->save_for_backward({x, weight});
+  // The parameter itself (not a contiguous copy), whose .grad the backward may write into.
+  if (weight_in.is_leaf() && weight_in.requires_grad()) ctx->saved_data["weight"] = weight_in;
   return y;
+}
+
+// The weight's .grad, where the running backward hands it over to be written whole
+// (util/gradients_in_place.hpp): a contiguous float32 matrix of the weight's shape that holds
+// nothing yet in this step. Else undefined, and the gradient is returned for autograd to add.
+torch::Tensor weight_grad_to_overwrite(torch::autograd::AutogradContext* ctx) {
+  GradientSlots* slots = GradientsInPlace::slots();
+  if (slots == nullptr) return {};
+  const auto found = ctx->saved_data.find("weight");
+  if (found == ctx->saved_data.end()) return {};
+  const torch::Tensor weight = found->second.toTensor();
+  const torch::Tensor& grad = weight.grad();
+  if (!grad.defined() || !cpu_float(grad) || !grad.is_contiguous() ||
+      grad.sizes() != weight.sizes() || !slots->claim_for_overwrite(grad)) {
+    return {};
+  }
+  return grad;
 }
 
 // dx = dy W, dW = dy^T x, db = the sum of dy over rows: each only where it is needed.
@@ -70,7 +90,18 @@ torch::autograd::variable_list gemm_backward(torch::autograd::AutogradContext* c
                 weight.data_ptr<float>(), in, 0.0f, grads[0].data_ptr<float>(), in);
     }
   }
-  if (ctx->needs_input_grad(1)) {
+  const torch::Tensor weight_grad =
+      ctx->needs_input_grad(1) ? weight_grad_to_overwrite(ctx) : torch::Tensor();
+  if (weight_grad.defined()) {
+    // Written into .grad by the product itself (beta = 0); the weight's AccumulateGrad then
+    // receives no gradient, adds nothing, and still runs its hooks (the reducer's).
+    if (products) {
+      cpu_sgemm(true, false, out, in, rows, 1.0f, dy.data_ptr<float>(), out, x.data_ptr<float>(),
+                in, 0.0f, weight_grad.data_ptr<float>(), in);
+    } else {
+      weight_grad.zero_();
+    }
+  } else if (ctx->needs_input_grad(1)) {
     grads[1] = product_result(weight, rows);
     if (products) {
       cpu_sgemm(true, false, out, in, rows, 1.0f, dy.data_ptr<float>(), out, x.data_ptr<float>(),

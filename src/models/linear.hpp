@@ -5,7 +5,9 @@
 //
 // Why not LibTorch's linear on the CPU: it runs on OpenBLAS, at about half of oneDNN's rate on an
 // AVX-512 CPU (cpu_gemm.hpp says why). The three products of a training step (forward, the
-// input's gradient, the weight's gradient) are the bulk of an MLP's or a GPT's step.
+// input's gradient, the weight's gradient) are the bulk of an MLP's or a GPT's step. In training,
+// the weight's gradient is written straight into the weight's empty .grad where the backward
+// hands it over (util/gradients_in_place.hpp), instead of into a tensor autograd then adds there.
 //
 // Same parameters as torch::nn::Linear (names `weight` and `bias`, shapes, initialisation), so
 // checkpoints and deck references do not see which implementation ran; the numbers agree with

@@ -1,9 +1,15 @@
-// Bucketing: many small buckets give the same training result as the default ones, and the
-// all-reduce of the first finished bucket starts before backward ends (overlap).
+// Bucketing: many small buckets give the same training result as the default ones, the
+// all-reduce of the first finished bucket starts before backward ends (overlap), and each step's
+// gradients are that step's alone although zero_grad() only marks the slots (ddp/reducer.hpp).
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "comm/mpi_comm.hpp"
 #include "ddp/data_parallel.hpp"
+#include "models/cpu_gemm.hpp"
+#include "models/linear.hpp"
 #include "support/training_fixture.hpp"
 
 namespace ddpt::testing {
@@ -90,6 +96,79 @@ TEST(Bucketing, UnusedParameterIsReducedAsZerosWithoutHanging) {
   const int even_ranks = (comm.size() + 1) / 2;
   const double expected = 16.0 * even_ranks / comm.size();
   EXPECT_NEAR(used->bias.grad()[0].item<double>(), expected, 1e-5);
+}
+
+// Records whether the gradient a leaf's accumulator receives is defined (undefined: an operation
+// already wrote it into the leaf's slot).
+class ReceivedGradient final : public torch::autograd::FunctionPreHook {
+ public:
+  explicit ReceivedGradient(int* defined) : defined_(defined) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& inputs) override {
+    *defined_ = inputs.at(0).defined() ? 1 : 0;
+    return inputs;
+  }
+
+ private:
+  int* defined_;
+};
+
+// zero_grad() on CPU buckets only marks the slots, and the next backward writes them: a pre hook
+// copies a parameter's first gradient in, ddpt::linear's weight product writes itself there, and
+// finalize_backward() zeroes a slot that got nothing. Whatever wrote them, each step's gradients
+// must be that step's: a parameter left out of a step reads zero, one that gets two gradients
+// (from the product and from another use) their sum, and micro-steps without sync add up.
+TEST(Bucketing, EachStepHasItsOwnGradientsWhoeverWritesThem) {
+  MpiComm comm(MPI_COMM_WORLD);
+  torch::manual_seed(4);  // the same on every rank, so the average over ranks is every rank's own
+  Linear first(16, 32), second(32, 8);
+  const torch::Tensor extra = torch::randn({8}).requires_grad_(true);
+  const std::vector<torch::Tensor> tensors{first->weight, first->bias, second->weight, second->bias,
+                                           extra};
+  std::vector<NamedTensor> params;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    params.push_back({"p" + std::to_string(i), tensors[i]});
+  // Added before the reducer's pre hook (which hands on nothing once it has copied a gradient
+  // in), so it sees what the operations left for the accumulator.
+  const auto accumulator = torch::autograd::impl::grad_accumulator(first->weight);
+  int received = -1;
+  accumulator->add_pre_hook(std::make_unique<ReceivedGradient>(&received));
+  DataParallel engine(params, {}, comm, {1.0 / 1024, 2.0 / 1024});
+  ASSERT_GE(engine.reducer().buckets().size(), 2u);
+
+  auto loss_of = [&](const torch::Tensor& x, int64_t step) {
+    const torch::Tensor h = torch::relu(first(x));
+    torch::Tensor y = second(h);
+    // Even steps: `extra` takes part and first.weight gets a second gradient beside its product's.
+    if (step % 2 == 0) y = y * extra + 0.01 * first->weight.square().sum();
+    // Every step: second.weight's product twice (the second one is added, not written).
+    return y.square().mean() + ddpt::linear(h, second->weight).mean();
+  };
+  for (int64_t step = 0; step < 4; ++step) {
+    std::vector<torch::Tensor> expected(tensors.size());
+    for (auto& e : expected) e = torch::zeros({0});
+    engine.zero_grad();
+    for (int micro = 0; micro < 2; ++micro) {
+      const torch::Tensor x = torch::randn({6, 16});
+      // The reference: autograd::grad leaves .grad alone.
+      const auto grads = torch::autograd::grad({loss_of(x, step)}, tensors, {}, false, false,
+                                               /*allow_unused=*/true);
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        const torch::Tensor g = grads[i].defined() ? grads[i] : torch::zeros_like(tensors[i]);
+        expected[i] = micro == 0 ? g.clone() : expected[i] + g;
+      }
+      engine.backward(loss_of(x, step), /*sync=*/micro == 1);
+      if (step % 2 == 1 && cpu_gemm_available()) {
+        // Odd steps: first.weight's gradient is its product's alone, written into the empty
+        // slot at the first micro-step and handed to the accumulator at the second.
+        EXPECT_EQ(received, micro) << "step " << step << ", micro-step " << micro;
+      }
+    }
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const double scale = std::max(expected[i].abs().max().item<double>(), 1e-12);
+      EXPECT_LT((tensors[i].grad() - expected[i]).abs().max().item<double>() / scale, 1e-5)
+          << "parameter " << i << " at step " << step;
+    }
+  }
 }
 
 }  // namespace

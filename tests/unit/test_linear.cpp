@@ -1,12 +1,20 @@
 // ddptrain's linear layer (models/linear.hpp) against the same product evaluated in float64: the
 // output and the gradients of input, weight and bias, for the shapes the built-in models use and
 // the odd ones (3-D input, no bias, a transposed input, empty batches, frozen weights); and the
-// cases that must go through LibTorch's linear instead.
+// cases that must go through LibTorch's linear instead; and the weight's gradient written straight
+// into .grad where a GradientsInPlace scope hands it over (util/gradients_in_place.hpp), and
+// only there.
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <optional>
 
 #include "models/cpu_gemm.hpp"
 #include "models/linear.hpp"
 #include "train/autocast.hpp"
+#include "util/gradients_in_place.hpp"
 
 namespace ddpt {
 namespace {
@@ -95,6 +103,104 @@ TEST(Linear, EmptyBatchesAndEmptyInputs) {
   const torch::Tensor w0 = torch::randn({3, 0});
   EXPECT_TRUE(ddpt::linear(torch::randn({2, 0}), w0, b.detach()).eq(b.detach()).all().item<bool>());
   EXPECT_TRUE(ddpt::linear(torch::randn({2, 0}), w0).eq(0).all().item<bool>());
+}
+
+// Records whether the gradient a leaf's AccumulateGrad receives is defined (it is undefined when
+// the product has already written itself into .grad).
+class ReceivedGradient final : public torch::autograd::FunctionPreHook {
+ public:
+  explicit ReceivedGradient(int* defined) : defined_(defined) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& inputs) override {
+    *defined_ = inputs.at(0).defined() ? 1 : 0;
+    return inputs;
+  }
+
+ private:
+  int* defined_;
+};
+
+// Counts the runs of a leaf's AccumulateGrad post hooks (the reducer's marks the gradient ready).
+class PostHookRuns final : public torch::autograd::FunctionPostHook {
+ public:
+  explicit PostHookRuns(int* runs) : runs_(runs) {}
+  torch::autograd::variable_list operator()(
+      const torch::autograd::variable_list& outputs,
+      const torch::autograd::variable_list& /*inputs*/) override {
+    ++*runs_;
+    return outputs;
+  }
+
+ private:
+  int* runs_;
+};
+
+// Slots that hand over one tensor, once (as the reducer hands over a slot that holds nothing yet).
+class OneSlot final : public GradientSlots {
+ public:
+  explicit OneSlot(torch::Tensor slot) : slot_(std::move(slot)) {}
+  bool claim_for_overwrite(const torch::Tensor& grad) override {
+    ++asked_;
+    if (!grad.is_same(slot_) || claimed_) return false;
+    claimed_ = true;
+    return true;
+  }
+  int asked() const { return asked_; }
+
+ private:
+  torch::Tensor slot_;
+  bool claimed_ = false;
+  int asked_ = 0;
+};
+
+TEST(Linear, WeightGradientIsWrittenIntoAClaimedGradOnly) {
+  if (!cpu_gemm_available()) GTEST_SKIP() << "built without a CPU GEMM: linear() is LibTorch's";
+  torch::manual_seed(13);
+  const torch::Tensor x = torch::randn({32, 48});
+  const torch::Tensor w0 = torch::randn({16, 48});
+  const torch::Tensor b0 = torch::randn({16});
+  const torch::Tensor upstream = torch::randn({32, 16});
+  const torch::Tensor earlier = torch::randn({16, 48});  // what .grad held before
+  const torch::Tensor earlier_b = torch::randn({16});
+  const torch::Tensor dw = upstream.to(torch::kDouble).t().mm(x.to(torch::kDouble));
+  const torch::Tensor db = upstream.to(torch::kDouble).sum(0);
+
+  enum class Scope { kClaims, kRefuses, kNone };
+  for (const Scope scope : {Scope::kClaims, Scope::kRefuses, Scope::kNone}) {
+    const std::string where = scope == Scope::kClaims    ? "slot claimed"
+                              : scope == Scope::kRefuses ? "slot refused"
+                                                         : "no scope";
+    const torch::Tensor w = w0.clone().requires_grad_(true);
+    const torch::Tensor b = b0.clone().requires_grad_(true);
+    const torch::Tensor grad = earlier.clone();
+    w.mutable_grad() = grad;
+    b.mutable_grad() = earlier_b.clone();
+    // Held here: the leaf keeps only a weak reference to its accumulator.
+    const auto accumulator = torch::autograd::impl::grad_accumulator(w);
+    int received = -1;
+    accumulator->add_pre_hook(std::make_unique<ReceivedGradient>(&received));
+    int post_hook_runs = 0;
+    accumulator->add_post_hook(std::make_unique<PostHookRuns>(&post_hook_runs));
+    OneSlot slots(scope == Scope::kClaims ? grad : torch::Tensor());
+    {
+      std::optional<GradientsInPlace> in_place;
+      if (scope != Scope::kNone) in_place.emplace(slots);
+      ddpt::linear(x, w, b).backward(upstream);
+    }
+    EXPECT_EQ(slots.asked(), scope == Scope::kNone ? 0 : 1) << where;
+    EXPECT_EQ(received, scope == Scope::kClaims ? 0 : 1) << where;  // nothing left to add
+    EXPECT_EQ(post_hook_runs, 1) << where;                          // the reducer's hook runs
+    EXPECT_TRUE(w.grad().is_same(grad)) << where;
+    const torch::Tensor expected = scope == Scope::kClaims ? dw : earlier.to(torch::kDouble) + dw;
+    EXPECT_LT(relative_error(w.grad(), expected), 1e-5) << where;
+    EXPECT_LT(relative_error(b.grad(), earlier_b.to(torch::kDouble) + db), 1e-5) << where;
+  }
+
+  // autograd::grad() opens no scope: it returns the gradient and leaves .grad alone.
+  const torch::Tensor v = w0.clone().requires_grad_(true);
+  v.mutable_grad() = earlier.clone();
+  const auto grads = torch::autograd::grad({ddpt::linear(x, v, b0)}, {v}, {upstream});
+  EXPECT_LT(relative_error(grads.at(0), dw), 1e-5);
+  EXPECT_TRUE(v.grad().equal(earlier));
 }
 
 TEST(Linear, OtherDtypesAndAutocastAreLibTorchs) {
