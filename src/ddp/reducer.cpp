@@ -366,8 +366,9 @@ void Reducer::scale_gradients(double factor) {
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
   if (zero_lazily_) {
-    // The slots are written by the next backward; what lies outside every slot (ZeRO-1's padding,
-    // which the all-gather overwrites) is zeroed now, as it is reduced with the slots.
+    // The slots are written by the next backward. What lies outside every slot (ZeRO-1's
+    // padding) is reduced with them and must read zero: nothing writes there now, and the fill
+    // (a few values) keeps it so whatever a later change writes.
     for (size_t b = 0; b < buckets_.size(); ++b) {
       const int64_t used = plan_[b].numel;
       buckets_[b].buffer.narrow(0, used, buckets_[b].buffer.numel() - used).zero_();
