@@ -34,6 +34,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Both implementations unbound, so each rank's threads may use any core.
 launch=(mpirun --oversubscribe --bind-to none "${mpirun_args[@]}" -np)
+# shellcheck source=share/dev/bench/pytorch_malloc.sh
+source "$repo/share/dev/bench/pytorch_malloc.sh"
 
 "$ddptrain" make-data tokens --output "$tmp/tokens.h5" --tokens "$tokens" --vocab "$vocab" \
   --seed "$seed" >/dev/null
@@ -88,7 +90,7 @@ pytorch_rate() {  # ranks repeat -> global samples/s (steady state); log in $tmp
   local scripted=()
   [[ $pytorch_model == scripted ]] && scripted=(--scripted)
   run_id=$((run_id + 1))
-  MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29600 + run_id)) "${launch[@]}" "$1" "$python" \
+  MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29600 + run_id)) "${launch[@]}" "$1" "${pytorch_malloc[@]}" "$python" \
     "$repo/share/dev/bench/pytorch_ddp_gpt.py" "${scripted[@]}" --model "$tmp/gpt.pt" \
     --n-head "$heads" --data "$tmp/tokens.h5" --block "$block" --batch "$batch" \
     --steps "$steps" --seed "$seed" --threads "$threads" --lr "$lr" --min-lr "$min_lr" \

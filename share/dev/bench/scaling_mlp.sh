@@ -6,6 +6,7 @@
 # ddp.shared_memory = false: the gradients summed by MPI_Allreduce instead of in node-shared memory;
 # and with ddp.zero = 1 (ZeRO-1, on one node: the gradients reduce-scattered in shared memory, one
 # shared copy of the parameters, each rank updating its half).
+# PyTorch runs with the malloc settings ddptrain gives itself (pytorch_malloc.sh says why).
 # Prints samples/s and scaling efficiency = throughput(2) / (2 x throughput(1)). Not a test: it
 # prints figures.
 # These machines are noisy: the four configurations are run in turn, REPEATS times, and each
@@ -21,6 +22,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Both implementations unbound, so each rank's threads may use any core.
 launch=(mpirun --oversubscribe --bind-to none -np)
+# shellcheck source=share/dev/bench/pytorch_malloc.sh
+source "$repo/share/dev/bench/pytorch_malloc.sh"
 
 ddptrain_rate() {  # RANKS [NAME [OPTION...]] -> global samples/s (steady state, after warm-up)
   local ranks=$1 name=${2:-$1}
@@ -38,7 +41,7 @@ ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/
 # Torch 1.13 with gloo once hung in one rank's exit after printing its result (2026-11-26): the
 # run is bounded, and its result line counts if it was printed.
 pytorch_rate() {
-  timeout -k 5 $((steps / 5 + 60)) "${launch[@]}" "$1" /usr/bin/python3 \
+  timeout -k 5 $((steps / 5 + 60)) "${launch[@]}" "$1" "${pytorch_malloc[@]}" /usr/bin/python3 \
     "$repo/share/dev/bench/pytorch_ddp_mlp.py" --steps "$steps" --threads 1 --batch 64 \
     >"$tmp/pytorch$1.txt" || echo "pytorch_ddp at $1 rank(s): exit $? (result taken if printed)" >&2
   grep -oP 'samples_per_s=\K[0-9.]+' "$tmp/pytorch$1.txt"
