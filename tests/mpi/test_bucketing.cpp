@@ -2,14 +2,12 @@
 // all-reduce of the first finished bucket starts before backward ends (overlap), and each step's
 // gradients are that step's alone although zero_grad() only marks the slots (ddp/reducer.hpp).
 #include <gtest/gtest.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include "comm/mpi_comm.hpp"
 #include "ddp/data_parallel.hpp"
 #include "models/cpu_gemm.hpp"
 #include "models/linear.hpp"
+#include "support/autograd_hooks.hpp"
 #include "support/training_fixture.hpp"
 
 namespace ddpt::testing {
@@ -97,20 +95,6 @@ TEST(Bucketing, UnusedParameterIsReducedAsZerosWithoutHanging) {
   const double expected = 16.0 * even_ranks / comm.size();
   EXPECT_NEAR(used->bias.grad()[0].item<double>(), expected, 1e-5);
 }
-
-// Records whether the gradient a leaf's accumulator receives is defined (undefined: an operation
-// already wrote it into the leaf's slot).
-class ReceivedGradient final : public torch::autograd::FunctionPreHook {
- public:
-  explicit ReceivedGradient(int* defined) : defined_(defined) {}
-  torch::autograd::variable_list operator()(const torch::autograd::variable_list& inputs) override {
-    *defined_ = inputs.at(0).defined() ? 1 : 0;
-    return inputs;
-  }
-
- private:
-  int* defined_;
-};
 
 // zero_grad() on CPU buckets only marks the slots, and the next backward writes them: a pre hook
 // copies a parameter's first gradient in, ddpt::linear's weight product writes itself there, and

@@ -5,19 +5,20 @@
 // into .grad where a GradientsInPlace scope hands it over (util/gradients_in_place.hpp), and
 // only there.
 #include <gtest/gtest.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <optional>
 
 #include "models/cpu_gemm.hpp"
 #include "models/linear.hpp"
+#include "support/autograd_hooks.hpp"
 #include "train/autocast.hpp"
 #include "util/gradients_in_place.hpp"
 
 namespace ddpt {
 namespace {
+
+using ddpt::testing::PostHookRuns;
+using ddpt::testing::ReceivedGradient;
 
 // Largest |a - b| relative to the largest |b| (b in float64).
 double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
@@ -104,35 +105,6 @@ TEST(Linear, EmptyBatchesAndEmptyInputs) {
   EXPECT_TRUE(ddpt::linear(torch::randn({2, 0}), w0, b.detach()).eq(b.detach()).all().item<bool>());
   EXPECT_TRUE(ddpt::linear(torch::randn({2, 0}), w0).eq(0).all().item<bool>());
 }
-
-// Records whether the gradient a leaf's AccumulateGrad receives is defined (it is undefined when
-// the product has already written itself into .grad).
-class ReceivedGradient final : public torch::autograd::FunctionPreHook {
- public:
-  explicit ReceivedGradient(int* defined) : defined_(defined) {}
-  torch::autograd::variable_list operator()(const torch::autograd::variable_list& inputs) override {
-    *defined_ = inputs.at(0).defined() ? 1 : 0;
-    return inputs;
-  }
-
- private:
-  int* defined_;
-};
-
-// Counts the runs of a leaf's AccumulateGrad post hooks (the reducer's marks the gradient ready).
-class PostHookRuns final : public torch::autograd::FunctionPostHook {
- public:
-  explicit PostHookRuns(int* runs) : runs_(runs) {}
-  torch::autograd::variable_list operator()(
-      const torch::autograd::variable_list& outputs,
-      const torch::autograd::variable_list& /*inputs*/) override {
-    ++*runs_;
-    return outputs;
-  }
-
- private:
-  int* runs_;
-};
 
 // Slots that hand over one tensor, once (as the reducer hands over a slot that holds nothing yet).
 class OneSlot final : public GradientSlots {
