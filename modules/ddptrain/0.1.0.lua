@@ -43,6 +43,7 @@ launched with srun or mpirun, one MPI rank per GPU (or per CPU slot); gradients 
 all ranks of all nodes; checkpoints and metrics are HDF5 files.
 
   srun --mpi=pmix ddptrain train DECK [--section.key=value ...]
+                                       (this module sets SLURM_PMIX_FENCE=ring for it)
   ddptrain --help                      every deck option
   ddptrain info                        MPI, ranks, nodes, devices, threads as ddptrain sees them
 
@@ -81,3 +82,7 @@ for _, lib in ipairs({ "lib", "lib64" }) do
   end
 end
 setenv("DDPTRAIN_ROOT", prefix)
+-- srun --mpi=pmix across nodes: both of MPI_Init's PMIx fences by a ring. With SLURM's default (a
+-- tree for the barrier) Open MPI 5 ranks crashed in MPI_Init (slurm/README.md, "MPI launch").
+-- pushenv: unloading gives back the value it had before.
+pushenv("SLURM_PMIX_FENCE", "ring")

@@ -30,9 +30,10 @@ grep -Eq "ranks +: 4 on 2 node\(s\), 2 per node" "$run/log.txt" ||
 grep -Eq "launcher +: slurm" "$run/log.txt" || fail "banner does not name slurm as the launcher"
 
 # Where each rank runs: block distribution puts ranks 0,1 on n1 and 2,3 on n2, each node numbering
-# its own local ranks from 0 (which picks the GPU on GPU nodes).
+# its own local ranks from 0 (which picks the GPU on GPU nodes). With the fences the scripts ask
+# for (slurm/README.md, "MPI launch").
 cluster_job 60 --nodes=2 --ntasks-per-node=2 --output="$work/info-%j.out" \
-  --wrap="srun --mpi=pmix $ddptrain info"
+  --wrap="SLURM_PMIX_FENCE=ring srun --mpi=pmix $ddptrain info"
 info=$work/info-$JOB_ID.out
 [[ $JOB_STATE == COMPLETED ]] || fail "info job $JOB_ID ended $JOB_STATE: $(cat "$info")"
 for placement in "0 0 n1 0/2" "1 0 n1 1/2" "2 1 n2 0/2" "3 1 n2 1/2"; do
