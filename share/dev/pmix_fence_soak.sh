@@ -3,21 +3,24 @@
 # for each of SLURM's fence algorithms (SLURM_PMIX_FENCE). On the two emulated nodes of
 # tests/cluster (2 ranks each), one job runs STEPS srun steps of a 15-line MPI program per
 # algorithm: MPI_Init_thread, then at once an MPI_Allreduce, the first message a rank can receive
-# while a slower one is still in MPI_Init. Prints the failed steps per algorithm and the first
-# crash line of each. Not a CI test: minutes, and the failures are a matter of chance.
+# while a slower one is still in MPI_Init. Prints the failed steps per algorithm and what the
+# first failure printed. Not a CI test: minutes, and the failures are a matter of chance.
 #
-# Why (slurm/README.md, "MPI launch"): Open MPI 5.0.7 under SLURM 24.11 (Debian 13), 2026-11-27,
-# 300 steps each with two busy loops beside them: mixed (SLURM's default: the data fence by a
-# ring, the barrier by a tree) 9 failed, tree 100, ring 0; every failure a signal 11 at address
-# 0xe0 in mca_pml_ob1_recv_frag_callback_match, inside MPI_Init's data fence, before
-# MPI_COMM_WORLD exists in the receiving rank. That is the crash of the 2026-11-27 CI
-# (slurm_cpu_job_two_nodes, Debian 13 leg). The scripts in slurm/ therefore ask for the ring.
+# Why (slurm/README.md, "MPI launch"), 2026-11-27, this script with its two busy loops on the
+# 2-core VM. Debian 13 (Open MPI 5.0.7, SLURM 24.11), 200 steps each: mixed (SLURM's default: the
+# data fence by a ring, the barrier by a tree) 7 failed, tree 76, ring 0; the failures a signal 11
+# (at 0xe0 in mca_pml_ob1_recv_frag_callback_match: inside MPI_Init's data fence, before
+# MPI_COMM_WORLD exists in the receiving rank), the crash of that day's CI (slurm_cpu_job_two_nodes,
+# Debian 13 leg). Debian 12 (Open MPI 4.1.4, SLURM 22.05), 150 steps each: mixed 2, tree 19 and 14
+# (two runs; signal 11 at address 0, "a system call failed during shared memory initialization"),
+# ring 0. The scripts in slurm/ and the modulefile therefore ask for the ring.
 #
 # Usage: share/dev/pmix_fence_soak.sh [STEPS] [ALGORITHM...]   (default 100; mixed tree ring)
 # Env:   SOAK_BUSY_LOOPS (default: the cores, `nproc --all`): busy loops run beside the steps
-#        (the CI crash came under load; without it, 0 of 20 steps and 0 of 30 jobs failed). 0: none.
-# Needs root and SLURM (share/dev/setup.sh); on the Debian 13 stack:
-#   bash share/dev/ci/debian13.sh cpu bash share/dev/pmix_fence_soak.sh 300
+#        (the CI crash came under load; without it on Debian 13, the default failed 0 of 20 steps
+#        and 0 of 30 `ddptrain info` jobs, the tree 1 of 5). 0: none.
+# Needs root and SLURM (share/dev/setup.sh); on the Debian 13 stack (which passes no environment):
+#   bash share/dev/ci/debian13.sh cpu bash -c 'SOAK_BUSY_LOOPS=2 bash share/dev/pmix_fence_soak.sh 200'
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 steps=${1:-100}
@@ -51,9 +54,13 @@ failed=0
 for ((k = 0; k < $2; k++)); do
   srun --mpi=pmix ./init_race >"step-$1-$k.out" 2>&1 && continue
   failed=$((failed + 1))
-  [[ $failed -gt 1 ]] || first=$(grep -m 1 -E "signal|error" "step-$1-$k.out")
+  [[ $failed -gt 1 ]] || first=$(grep -m 1 -A 8 -E "signal|error" "step-$1-$k.out")
 done
-echo "SLURM_PMIX_FENCE=$1: $failed of $2 steps failed${first:+; first: $first}"
+echo "SLURM_PMIX_FENCE=$1: $failed of $2 steps failed"
+if [[ -n ${first:-} ]]; then
+  echo "  the first failure said:"
+  sed "s/^/    /" <<<"$first"
+fi
 EOF
 
 busy_pids=()
@@ -66,5 +73,5 @@ echo "pmix fence soak: $steps steps per algorithm, 2 nodes x 2 ranks, $busy_loop
 for algorithm in "${algorithms[@]}"; do
   cluster_job $((steps * 10 + 60)) --nodes=2 --ntasks-per-node=2 --output="$work/$algorithm.out" \
     soak.sbatch "$algorithm" "$steps"
-  tail -n 1 "$work/$algorithm.out"
+  cat "$work/$algorithm.out"
 done
