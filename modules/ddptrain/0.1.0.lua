@@ -83,6 +83,7 @@ for _, lib in ipairs({ "lib", "lib64" }) do
 end
 setenv("DDPTRAIN_ROOT", prefix)
 -- srun --mpi=pmix across nodes: both of MPI_Init's PMIx fences by a ring. With SLURM's default (a
--- tree for the barrier) Open MPI 5 ranks crashed in MPI_Init (slurm/README.md, "MPI launch").
+-- tree for the barrier) Open MPI ranks crashed in MPI_Init now and then (slurm/README.md,
+-- "MPI launch").
 -- pushenv: unloading gives back the value it had before.
 pushenv("SLURM_PMIX_FENCE", "ring")
