@@ -81,6 +81,27 @@ int wait_with_deadline(pid_t child, int seconds) {
   }
 }
 
+// posix_spawn attributes that start the child with no signal blocked, as a new process would
+// start: `train` blocks SIGUSR1 and SIGTERM in its threads (util/stop_signal.cpp), and a child
+// inherits the mask of the thread that starts it.
+class UnblockedSignals {
+ public:
+  UnblockedSignals() {
+    posix_spawnattr_init(&attributes_);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attributes_, &none);
+    posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETSIGMASK);
+  }
+  ~UnblockedSignals() { posix_spawnattr_destroy(&attributes_); }
+  UnblockedSignals(const UnblockedSignals&) = delete;
+  UnblockedSignals& operator=(const UnblockedSignals&) = delete;
+  const posix_spawnattr_t* get() const { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_;
+};
+
 }  // namespace
 
 void probe_hdf5_file(const std::string& path) {
@@ -91,7 +112,9 @@ void probe_hdf5_file(const std::string& path) {
   // posix_spawn: glibc starts the child without copying this process's memory (CLONE_VFORK),
   // which is safe beside memory registered with an InfiniBand adapter, unlike fork().
   pid_t child = 0;
-  const int spawned = posix_spawn(&child, probe.c_str(), nullptr, nullptr, argv.data(), environ);
+  const UnblockedSignals unblocked;
+  const int spawned =
+      posix_spawn(&child, probe.c_str(), nullptr, unblocked.get(), argv.data(), environ);
   if (spawned != 0) {
     throw Error(fmt::format("cannot start {}: {}", probe, std::strerror(spawned)),
                 ExitCode::kInternal, Raised::kThisRank);
