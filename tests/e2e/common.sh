@@ -7,6 +7,10 @@ deck=$3
 extra=("${@:4}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The script's processes keep their temporary files in $work, removed with it: a session directory
+# that a killed mpirun leaves behind names its pid, and Open MPI 5's mpirun refuses to start when a
+# later one gets that pid back ("prte_session_dir failed ... Exists").
+mkdir "$work/tmp" && export TMPDIR=$work/tmp
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fail() {
   echo "FAIL: $*"

@@ -76,6 +76,11 @@ mnt "$root/sys" --rbind /sys  # with /sys/fs/cgroup: slurmd 24.11 needs it
 mnt "$root/dev" --bind /dev
 mnt "$root/dev/pts" --bind /dev/pts
 mnt "$root/dev/shm" --bind /dev/shm
+# A fresh /tmp for each run, as a machine has after a boot: the root's own /tmp outlived every run
+# and kept the session directory of each mpirun a test killed, named by its pid; Open MPI 5's
+# mpirun refuses to start when it gets a pid that names one ("prte_session_dir failed ...
+# Exists"; pids here wrap at 32768): the CI's disk_full failed so on 2026-11-27.
+mnt "$root/tmp" -t tmpfs -o mode=1777 tmpfs
 mnt "$root$repo" --bind "$repo"
 mkdir -p "$ccache_dir"
 mnt "$root/root/.cache/ccache" --bind "$ccache_dir"
