@@ -1,7 +1,8 @@
 // The stop signals of `train` (util/stop_signal.hpp) are taken by a thread of their own: no
 // handler may interrupt a thread that computes, because oneDNN's JIT GEMM kernels point the stack
 // pointer into the heap while they run and a handler's frame then lands there (oneDNN issue
-// 4845; it crashed the CI's slurm_requeue_on_time_limit at the SIGUSR1 of the time limit).
+// 4845; it crashed slurm_requeue_on_time_limit in a fresh-clone test run, at the time limit's
+// SIGUSR1).
 // Each test runs in a child process of its own: installing is for the life of a process.
 #include <gtest/gtest.h>
 #include <pthread.h>
