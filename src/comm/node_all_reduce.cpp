@@ -10,8 +10,8 @@
 #include <climits>
 #include <ctime>
 
+#include "comm/copy_sum.hpp"
 #include "util/check.hpp"
-#include "util/sum_of_squares.hpp"
 
 namespace ddpt {
 namespace {
@@ -64,41 +64,19 @@ void wait_until(std::atomic<uint32_t>& flag, uint32_t target) {
   }
 }
 
-// Elements [begin, end) of the sum of every copy, written to each of `into` (pointers to where
-// element `begin` goes). Summed in rank order through a small local array, so the loops vectorise
-// and every destination gets the same bits. With `squares`, also the sum of the squares of the
-// summed values (util/sum_of_squares.hpp), taken from that array, so the data is not read again.
-template <class T>
-void sum_block(const std::vector<char*>& copies, int64_t begin, int64_t end,
-               const std::vector<T*>& into, double* squares) {
-  constexpr int64_t kChunk = 2048;  // a multiple of SumOfSquares' 16 lanes
-  alignas(64) T acc[kChunk];
-  SumOfSquares summed_squares;
-  for (int64_t first = begin; first < end; first += kChunk) {
-    const int64_t n = std::min(kChunk, end - first);
-    const T* copy0 = reinterpret_cast<const T*>(copies[0]) + first;
-    for (int64_t i = 0; i < n; ++i) acc[i] = copy0[i];
-    for (size_t p = 1; p < copies.size(); ++p) {
-      const T* copy = reinterpret_cast<const T*>(copies[p]) + first;
-      for (int64_t i = 0; i < n; ++i) acc[i] += copy[i];
-    }
-    for (T* destination : into) std::copy_n(acc, n, destination + (first - begin));
-    if (squares != nullptr) summed_squares.add(acc, n);
-  }
-  if (squares != nullptr) *squares = summed_squares.total();
-}
-
 // Block [begin, end) summed into every copy (all-reduce) or into `output` only (reduce-scatter).
 template <class T>
 void sum_into(const std::vector<char*>& copies, int64_t begin, int64_t end, void* output,
               double* squares) {
+  std::vector<const T*> from;
+  for (char* copy : copies) from.push_back(reinterpret_cast<const T*>(copy) + begin);
   std::vector<T*> into;
   if (output != nullptr) {
     into.push_back(static_cast<T*>(output));
   } else {
     for (char* copy : copies) into.push_back(reinterpret_cast<T*>(copy) + begin);
   }
-  sum_block<T>(copies, begin, end, into, squares);
+  sum_copies<T>(from, end - begin, into, squares);
 }
 
 // A name no other segment on the node has now: rank 0's pid, a process-wide count and the time.
