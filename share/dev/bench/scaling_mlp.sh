@@ -11,7 +11,8 @@
 # prints figures.
 # These machines are noisy: the four configurations are run in turn, REPEATS times, and each
 # figure is the median of its repeats.
-# Usage: share/dev/bench/scaling_mlp.sh [STEPS] [REPEATS]   (build first: share/dev/setup.sh)
+# Usage: [BIND=core|none] share/dev/bench/scaling_mlp.sh [STEPS] [REPEATS]   (build first:
+# share/dev/setup.sh)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 ddptrain=${DDPTRAIN:-$repo/build/bin/ddptrain}
@@ -20,21 +21,37 @@ repeats=${2:-3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Both implementations unbound, so each rank's threads may use any core.
-launch=(mpirun --oversubscribe --bind-to none -np)
+# Each rank bound to a core, both implementations: mpirun's own default at 2 ranks or fewer, which
+# the launch of issue 19's first figures used, and what srun --cpu-bind=cores does (slurm/). A
+# rank's threads (compute, communication, prefetch) then share its core instead of moving between
+# cores. BIND=none runs them unbound (this script's launch until 2026-11-27).
+bind=${BIND:-core}
+launch=(mpirun --oversubscribe --bind-to "$bind" -np)
 # shellcheck source=share/dev/bench/pytorch_malloc.sh
 source "$repo/share/dev/bench/pytorch_malloc.sh"
 
 ddptrain_rate() {  # RANKS [NAME [OPTION...]] -> global samples/s (steady state, after warm-up)
   local ranks=$1 name=${2:-$1}
   shift $(($# < 2 ? $# : 2))
-  "${launch[@]}" "$ranks" "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
+  "${pin[@]}" "${launch[@]}" "$ranks" "$ddptrain" train "$repo/share/dev/bench/mlp_scaling.cfg" \
     --train.steps="$steps" --run.dir="$tmp/run$name" "$@" >"$tmp/ddptrain$name.txt"
   grep -oP '^  throughput +: \K[0-9.]+(?= samples/s)' "$tmp/ddptrain$name.txt"
 }
+pin=()  # a command before mpirun: the ceiling's runs only
+# CPU NAME -> samples/s of a 1-rank run on that CPU alone. ddptrain_rate sees these locals (bash
+# scopes variables dynamically).
+pinned_rate() {
+  local -a pin=(taskset -c "$1") launch=(mpirun --oversubscribe --bind-to none -np)
+  ddptrain_rate 1 "$2"
+}
 ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/s
-  ddptrain_rate 1 side_a >"$tmp/rate_a" &
-  ddptrain_rate 1 side_b >"$tmp/rate_b" &
+  if [[ $bind == none ]]; then
+    ddptrain_rate 1 side_a >"$tmp/rate_a" &
+    ddptrain_rate 1 side_b >"$tmp/rate_b" &
+  else  # each on a core of its own, CPUs 0 and 1 (two bound mpiruns would both take the first)
+    pinned_rate 0 side_a >"$tmp/rate_a" &
+    pinned_rate 1 side_b >"$tmp/rate_b" &
+  fi
   wait
   cat "$tmp/rate_a" "$tmp/rate_b" | awk '{ sum += $1 } END { print sum }'
 }
@@ -68,8 +85,8 @@ range() {
   printf '%s\n' "$@" | sort -g |
     awk -v d="$digits" 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.*f..%.*f", d, lo, d, hi }'
 }
-printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores\n' \
-  "$steps" "$repeats" "$(nproc)"
+printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores, mpirun --bind-to %s\n' \
+  "$steps" "$repeats" "$(nproc --all)" "$bind"
 printf '%-12s %14s %14s %12s\n' implementation "1 rank (s/s)" "2 ranks (s/s)" efficiency
 for impl in ddptrain ddptrain_mpi ddptrain_zero1 pytorch_ddp; do
   case $impl in
