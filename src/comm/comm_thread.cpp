@@ -1,12 +1,15 @@
 #include "comm/comm_thread.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace ddpt {
 namespace {
 // How long the error path waits for a running collective before giving up on it.
 constexpr auto kCancelGrace = std::chrono::seconds(1);
 }  // namespace
 
-CommThread::CommThread() : thread_([this] { loop(); }) {}
+CommThread::CommThread(Priority priority) : thread_([this, priority] { loop(priority); }) {}
 
 CommThread::~CommThread() {
   if (!thread_.joinable()) return;  // detached by cancel()
@@ -37,7 +40,12 @@ bool CommThread::cancel() {
   return false;
 }
 
-void CommThread::loop() {
+void CommThread::loop(Priority priority) {
+  // Linux gives each thread its own nice value. Lowering it needs no privilege; a refusal (a
+  // restricted container) only leaves the thread at normal priority.
+  if (priority == Priority::kBackground) {
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+  }
   for (;;) {
     std::packaged_task<void()> task;
     {

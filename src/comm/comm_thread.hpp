@@ -1,5 +1,6 @@
 // A thread that runs jobs one at a time, in submission order. MpiComm drives every MPI call
-// through it, so collectives keep the same order on every rank and overlap the caller's compute.
+// through it, so collectives keep the same order on every rank and overlap the caller's compute,
+// and helps sum node-shared buffers on a second one, at the lowest priority (kBackground).
 #pragma once
 
 #include <condition_variable>
@@ -14,7 +15,13 @@ namespace ddpt {
 
 class CommThread {
  public:
-  CommThread();
+  enum class Priority {
+    kNormal,
+    // nice 19: the thread runs on cycles the process's other threads leave over (a core they do
+    // not use, or while they wait), and takes only about 1.5% of a core they keep busy.
+    kBackground,
+  };
+  explicit CommThread(Priority priority = Priority::kNormal);
   ~CommThread();  // finishes queued jobs, then joins
   CommThread(const CommThread&) = delete;
   CommThread& operator=(const CommThread&) = delete;
@@ -27,7 +34,7 @@ class CommThread {
   bool cancel();
 
  private:
-  void loop();
+  void loop(Priority priority);
 
   std::mutex mutex_;
   std::condition_variable wake_;

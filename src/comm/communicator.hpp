@@ -42,8 +42,10 @@ class Communicator {
     all_reduce_async(std::move(tensor), op)->wait();
   }
   // Collective (ZeRO-1): sums `input` (size() x n elements) over ranks; this rank's block of the
-  // sum, elements [rank() x n, (rank() + 1) x n), lands in `output` (n elements, same dtype);
-  // returns at once.
+  // sum, elements [rank() x n, (rank() + 1) x n), lands in `output` (n elements, same dtype; it
+  // may be that block of `input`); returns at once. A buffer summed in shared memory
+  // (in_shared_memory) also holds the sum in that block afterwards; the rest of `input` is only
+  // read.
   virtual std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) = 0;
   // reduce_scatter_async that also gives, once waited, the sum of the squares of every element of
   // the summed input (all ranks' blocks) in `*squares`, in double, the same bits on every rank,

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <climits>
 #include <exception>
+#include <functional>
 
 #include "comm/mpi_half_sum.hpp"
 #include "util/check.hpp"
@@ -70,6 +72,53 @@ class MpiWork final : public Work {
   std::shared_ptr<Clock::time_point> started_;  // written by the communication thread
 };
 
+// A sum of a node-shared buffer (comm/node_all_reduce.hpp): this rank arrived when it was
+// launched; the helper thread sums chunks as soon as it gets cycles, and wait() sums what is left
+// on the waiting thread, then runs `then` (the average's division, the block's copy-out, the
+// squares).
+class NodeSumWork final : public Work {
+ public:
+  struct Started {
+    std::atomic<bool> set{false};
+    Clock::time_point at;
+    void mark() {
+      if (!set.exchange(true)) at = Clock::now();
+    }
+  };
+  using Then = std::function<void(const NodeSum&)>;
+  NodeSumWork(NodeAllReduce& node, NodeSum sum, std::future<void> helper,
+              std::shared_ptr<Started> started, Then then)
+      : node_(node),
+        sum_(sum),
+        helper_(std::move(helper)),
+        started_(std::move(started)),
+        then_(std::move(then)) {}
+  void wait() override {
+    if (!helper_.valid()) return;  // waited before
+    started_->mark();
+    node_.finish(sum_);
+    helper_.get();  // rethrows the helper's error; it ends once every chunk is summed
+    if (then_) then_(sum_);
+  }
+  Clock::time_point started_at() const override { return started_->at; }
+
+ private:
+  NodeAllReduce& node_;
+  NodeSum sum_;
+  std::future<void> helper_;
+  std::shared_ptr<Started> started_;
+  Then then_;
+};
+
+// The reduce-scatter leaves this rank's block of the sum in its copy of `input`: into `output`
+// unless `output` is that block.
+NodeSumWork::Then copy_out_of_block(NodeAllReduce& node, const torch::Tensor& input,
+                                    const torch::Tensor& output) {
+  const torch::Tensor block = node.own_block(input);
+  if (output.data_ptr() == block.data_ptr()) return [](const NodeSum&) {};
+  return [block, output](const NodeSum&) mutable { output.copy_(block); };
+}
+
 }  // namespace
 
 MpiComm::MpiComm(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
@@ -83,7 +132,10 @@ MpiComm::MpiComm(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
 MpiComm::~MpiComm() {
   // Unwinding from an error: peers may never join a queued collective; do not wait for them,
   // and leave the communicator to MPI_Abort (freeing it is itself collective).
-  if (std::uncaught_exceptions() > 0 && !thread_.cancel()) comm_.release();
+  if (std::uncaught_exceptions() > 0) {
+    helper_.cancel();  // a helper still summing only waits for its peers: left detached
+    if (!thread_.cancel()) comm_.release();
+  }
 }
 
 std::shared_ptr<Work> MpiComm::submit_collective(std::string name,
@@ -98,6 +150,21 @@ std::shared_ptr<Work> MpiComm::submit_collective(std::string name,
   return std::make_shared<MpiWork>(std::move(done), std::move(started));
 }
 
+std::shared_ptr<Work> MpiComm::submit_node_sum(std::string name, const torch::Tensor& tensor,
+                                               NodeSumKind kind,
+                                               std::function<void(const NodeSum&)> then) {
+  // Arrived here, on the caller's thread, so that arrivals follow every rank's program order.
+  const NodeSum sum = node_->arrive(tensor, kind);
+  auto started = std::make_shared<NodeSumWork::Started>();
+  auto helper = helper_.submit([this, sum, started, name = std::move(name)]() mutable {
+    started->mark();
+    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+    node_->finish(sum);  // stays until every chunk is summed: watched while the sum lasts
+  });
+  return std::make_shared<NodeSumWork>(*node_, sum, std::move(helper), std::move(started),
+                                       std::move(then));
+}
+
 std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp op) {
   require_host_contiguous(tensor, "all_reduce");
   if (op == ReduceOp::kAvg && !tensor.is_floating_point()) {
@@ -105,11 +172,10 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
                 Raised::kThisRank);
   }
   if (node_->owns(tensor)) {
-    return submit_collective(next_collective_name("shared-memory all_reduce", tensor),
-                             [this, tensor, op]() mutable {
-                               node_->sum(tensor);
-                               if (op == ReduceOp::kAvg) tensor.div_(size_);
-                             });
+    NodeSumWork::Then then;
+    if (op == ReduceOp::kAvg) then = [this, tensor](const NodeSum&) mutable { tensor.div_(size_); };
+    return submit_node_sum(next_collective_name("shared-memory all_reduce", tensor), tensor,
+                           NodeSumKind::kAllReduce, std::move(then));
   }
   const MPI_Datatype type = mpi_type_of(tensor);
   const MPI_Op sum = sum_op_of(tensor);
@@ -136,8 +202,8 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_async(torch::Tensor input, torch::
         ExitCode::kInternal, Raised::kThisRank);
   }
   if (node_->owns(input)) {
-    return submit_collective(next_collective_name("shared-memory reduce_scatter", input),
-                             [this, input, output]() { node_->reduce_scatter(input, output); });
+    return submit_node_sum(next_collective_name("shared-memory reduce_scatter", input), input,
+                           NodeSumKind::kReduceScatter, copy_out_of_block(*node_, input, output));
   }
   const MPI_Datatype type = mpi_type_of(output);
   const MPI_Op sum = sum_op_of(output);
@@ -160,9 +226,13 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_with_squares_async(torch::Tensor i
   if (!node_->owns(input)) {
     return Communicator::reduce_scatter_with_squares_async(input, output, squares);
   }
-  return submit_collective(
-      next_collective_name("shared-memory reduce_scatter", input),
-      [this, input, output, squares]() { *squares = node_->reduce_scatter(input, output); });
+  return submit_node_sum(
+      next_collective_name("shared-memory reduce_scatter", input), input,
+      NodeSumKind::kReduceScatter,
+      [this, copy_out = copy_out_of_block(*node_, input, output), squares](const NodeSum& sum) {
+        copy_out(sum);
+        *squares = node_->squares(sum);
+      });
 }
 
 std::shared_ptr<Work> MpiComm::all_gather_in_place_async(torch::Tensor tensor) {

@@ -2,8 +2,8 @@
 // given (so its traffic never mixes with anyone else's) and a communication thread that issues
 // every MPI call: all-reduces of finished gradient buckets run there while backward goes on.
 // Buffers from allocate_buffer() on a communicator within one node are summed through shared
-// memory instead of MPI_Allreduce or MPI_Reduce_scatter_block (comm/node_all_reduce.hpp), on the
-// same thread.
+// memory instead of MPI_Allreduce or MPI_Reduce_scatter_block (comm/node_all_reduce.hpp): by a
+// helper thread at the lowest priority and by the thread that waits for the sum.
 #pragma once
 
 #include <mpi.h>
@@ -44,6 +44,10 @@ class MpiComm final : public Communicator {
  private:
   // Queues `collective` on the communication thread, watched under `name`; returns its Work.
   std::shared_ptr<Work> submit_collective(std::string name, std::function<void()> collective);
+  // Arrives at a sum of `tensor` (owned by node_) and has the helper thread sum its chunks; the
+  // Work sums what is left when waited, then runs `then`.
+  std::shared_ptr<Work> submit_node_sum(std::string name, const torch::Tensor& tensor,
+                                        NodeSumKind kind, std::function<void(const NodeSum&)> then);
   // Runs `job` on the communication thread and waits for it (rethrowing its error).
   void run_blocking(std::function<void()> job);
   // "MPI all_reduce #12 (1000 x float)": the same text on every rank for the same collective.
@@ -55,6 +59,8 @@ class MpiComm final : public Communicator {
   Watchdog* watchdog_;
   int64_t collectives_ = 0;              // issued so far, on the calling thread
   std::unique_ptr<NodeAllReduce> node_;  // all-reduces of buffers in node-shared memory
+  // Sums node_'s chunks with the cycles this rank's compute leaves over; destroyed before node_.
+  CommThread helper_{CommThread::Priority::kBackground};
   CommThread thread_;  // destroyed first: drains queued collectives before comm_ is freed
 };
 

@@ -20,7 +20,6 @@ constexpr size_t kPage = 4096;
 constexpr size_t kFlagBytes = 64;  // one cache line per flag, so ranks do not share lines
 constexpr int kSpins = 256;        // polls before sleeping on a flag (a few microseconds)
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
-static_assert(8 + sizeof(double) <= kFlagBytes);  // a block's sum of squares beside its done flag
 
 size_t round_up(size_t bytes, size_t to) {
   return (bytes + to - 1) / to * to;
@@ -64,15 +63,16 @@ void wait_until(std::atomic<uint32_t>& flag, uint32_t target) {
   }
 }
 
-// Block [begin, end) summed into every copy (all-reduce) or into `output` only (reduce-scatter).
+// Elements [begin, end) summed across the copies, into every copy (`owner` < 0) or into copy
+// `owner` only.
 template <class T>
-void sum_into(const std::vector<char*>& copies, int64_t begin, int64_t end, void* output,
-              double* squares) {
+void sum_range(const std::vector<char*>& copies, int64_t begin, int64_t end, int owner,
+               double* squares) {
   std::vector<const T*> from;
   for (char* copy : copies) from.push_back(reinterpret_cast<const T*>(copy) + begin);
   std::vector<T*> into;
-  if (output != nullptr) {
-    into.push_back(static_cast<T*>(output));
+  if (owner >= 0) {
+    into.push_back(reinterpret_cast<T*>(copies[static_cast<size_t>(owner)]) + begin);
   } else {
     for (char* copy : copies) into.push_back(reinterpret_cast<T*>(copy) + begin);
   }
@@ -136,8 +136,18 @@ std::shared_ptr<SharedMemory> NodeAllReduce::map_segment(size_t bytes, const std
 
 torch::Tensor NodeAllReduce::allocate(int64_t numel, torch::ScalarType dtype) {
   if (size_ == 1 || (dtype != torch::kFloat && dtype != torch::kDouble) || !one_node()) return {};
+  // Chunks block by block (a chunk never spans two ranks' blocks), the blocks as the sums cut
+  // them: numel x r / size; for a reduce-scatter, whose length divides by size, block x r.
+  std::vector<Chunk> chunks;
+  for (int r = 0; r < size_; ++r) {
+    const int64_t end = numel * (r + 1) / size_;
+    for (int64_t begin = numel * r / size_; begin < end; begin += kChunkElements) {
+      chunks.push_back({begin, std::min(begin + kChunkElements, end), r});
+    }
+  }
   const size_t element = c10::elementSize(dtype);
-  const size_t header = round_up(2 * kFlagBytes * static_cast<size_t>(size_), kPage);
+  const size_t header = round_up(
+      kFlagBytes * (static_cast<size_t>(size_) + 2) + sizeof(double) * chunks.size(), kPage);
   const size_t slot = round_up(std::max<size_t>(1, numel * element), kPage);
   const size_t bytes = header + slot * static_cast<size_t>(size_);
   const std::shared_ptr<SharedMemory> memory =
@@ -149,6 +159,7 @@ torch::Tensor NodeAllReduce::allocate(int64_t numel, torch::ScalarType dtype) {
   for (int r = 0; r < size_; ++r) buffer.copies.push_back(memory->data() + header + slot * r);
   buffer.numel = numel;
   buffer.dtype = dtype;
+  buffer.chunks = std::move(chunks);
   char* mine = buffer.copies[static_cast<size_t>(rank_)];
   buffers_.emplace(mine, std::move(buffer));
   // The tensor keeps the mapping: gradients (views of buckets) may outlive this object.
@@ -175,71 +186,104 @@ bool NodeAllReduce::owns(const torch::Tensor& tensor) const {
 
 std::atomic<uint32_t>& NodeAllReduce::arrived(const Buffer& buffer, int rank) const {
   return *reinterpret_cast<std::atomic<uint32_t>*>(buffer.memory->data() +
-                                                   2 * kFlagBytes * static_cast<size_t>(rank));
+                                                   kFlagBytes * static_cast<size_t>(rank));
 }
 
-std::atomic<uint32_t>& NodeAllReduce::done(const Buffer& buffer, int rank) const {
-  return *reinterpret_cast<std::atomic<uint32_t>*>(
-      buffer.memory->data() + 2 * kFlagBytes * static_cast<size_t>(rank) + kFlagBytes);
+std::atomic<uint32_t>& NodeAllReduce::chunks_taken(const Buffer& buffer) const {
+  return *reinterpret_cast<std::atomic<uint32_t>*>(buffer.memory->data() +
+                                                   kFlagBytes * static_cast<size_t>(size_));
 }
 
-double& NodeAllReduce::block_squares(const Buffer& buffer, int rank) const {
-  // In the done flag's cache line, after the flag.
-  return *reinterpret_cast<double*>(reinterpret_cast<char*>(&done(buffer, rank)) + 8);
+std::atomic<uint32_t>& NodeAllReduce::chunks_summed(const Buffer& buffer) const {
+  return *reinterpret_cast<std::atomic<uint32_t>*>(buffer.memory->data() +
+                                                   kFlagBytes * static_cast<size_t>(size_ + 1));
 }
 
-void NodeAllReduce::wait_for_arrivals(const Buffer& buffer, uint32_t sequence) {
-  publish(arrived(buffer, rank_), sequence);
-  for (int r = 0; r < size_; ++r) wait_until(arrived(buffer, r), sequence);
+double* NodeAllReduce::chunk_squares(const Buffer& buffer) const {
+  return reinterpret_cast<double*>(buffer.memory->data() +
+                                   kFlagBytes * static_cast<size_t>(size_ + 2));
 }
 
-void NodeAllReduce::wait_for_readers(const Buffer& buffer, uint32_t sequence) {
-  publish(done(buffer, rank_), sequence);
-  for (int r = 0; r < size_; ++r) wait_until(done(buffer, r), sequence);
+NodeSum NodeAllReduce::arrive(const torch::Tensor& tensor, NodeSumKind kind) {
+  Buffer& buffer = buffers_.at(tensor.data_ptr());
+  if (kind == NodeSumKind::kReduceScatter && buffer.numel % size_ != 0) {
+    throw Error("NodeAllReduce: a reduce-scatter needs a length that divides by the world size",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  const NodeSum sum{&buffer, ++buffer.sequence, kind};
+  publish(arrived(buffer, rank_), sum.sequence);
+  return sum;
+}
+
+void NodeAllReduce::sum_chunk(const Buffer& buffer, size_t chunk, NodeSumKind kind) const {
+  const Chunk& c = buffer.chunks[chunk];
+  const bool scatter = kind == NodeSumKind::kReduceScatter;
+  double* squares = scatter ? chunk_squares(buffer) + chunk : nullptr;
+  const int owner = scatter ? c.owner : -1;
+  if (buffer.dtype == torch::kFloat) {
+    sum_range<float>(buffer.copies, c.begin, c.end, owner, squares);
+  } else {
+    sum_range<double>(buffer.copies, c.begin, c.end, owner, squares);
+  }
+}
+
+// Chunk tickets count on over the buffer's sums: sum s takes tickets [(s - 1) K, s K) of its K
+// chunks (modulo 2^32). No thread takes a ticket of sum s + 1 before every rank has arrived at it,
+// which each rank does only after finish(s): a late helper of sum s finds its tickets gone.
+void NodeAllReduce::help(const NodeSum& sum) {
+  const Buffer& buffer = buffer_of(sum);
+  for (int r = 0; r < size_; ++r) wait_until(arrived(buffer, r), sum.sequence);
+  const auto chunks = static_cast<uint32_t>(buffer.chunks.size());
+  const uint32_t first = (sum.sequence - 1) * chunks;
+  const uint32_t end = first + chunks;
+  std::atomic<uint32_t>& taken = chunks_taken(buffer);
+  std::atomic<uint32_t>& summed = chunks_summed(buffer);
+  uint32_t ticket = taken.load(std::memory_order_relaxed);
+  while (!reached(ticket, end)) {
+    if (!taken.compare_exchange_weak(ticket, ticket + 1, std::memory_order_relaxed)) continue;
+    sum_chunk(buffer, ticket - first, sum.kind);
+    // Release: the chunk's values and squares are visible to whoever sees the count.
+    if (summed.fetch_add(1, std::memory_order_acq_rel) + 1 == end) {
+      futex(summed, FUTEX_WAKE, INT_MAX, nullptr);
+    }
+    ticket = taken.load(std::memory_order_relaxed);
+  }
+}
+
+void NodeAllReduce::finish(const NodeSum& sum) {
+  help(sum);
+  const Buffer& buffer = buffer_of(sum);
+  wait_until(chunks_summed(buffer), sum.sequence * static_cast<uint32_t>(buffer.chunks.size()));
+}
+
+double NodeAllReduce::squares(const NodeSum& sum) const {
+  const Buffer& buffer = buffer_of(sum);
+  const double* each = chunk_squares(buffer);
+  double total = 0;  // in chunk order: the same bits on every rank, whoever summed which chunk
+  for (size_t c = 0; c < buffer.chunks.size(); ++c) total += each[c];
+  return total;
 }
 
 void NodeAllReduce::sum(const torch::Tensor& tensor) {
-  Buffer& buffer = buffers_.at(tensor.data_ptr());
-  const uint32_t sequence = ++buffer.sequence;
-  // 1. Every rank's copy holds its gradients: none is still being written by its own backward.
-  wait_for_arrivals(buffer, sequence);
-  // 2. This rank's block, summed and written into every copy.
-  const int64_t begin = buffer.numel * rank_ / size_;
-  const int64_t end = buffer.numel * (rank_ + 1) / size_;
-  if (buffer.dtype == torch::kFloat) {
-    sum_into<float>(buffer.copies, begin, end, nullptr, nullptr);
-  } else {
-    sum_into<double>(buffer.copies, begin, end, nullptr, nullptr);
-  }
-  // 3. Every block is in: this rank's copy is the sum, and no rank writes into it any more.
-  wait_for_readers(buffer, sequence);
+  finish(arrive(tensor, NodeSumKind::kAllReduce));
+}
+
+torch::Tensor NodeAllReduce::own_block(const torch::Tensor& tensor) const {
+  const int64_t block = tensor.numel() / size_;
+  return tensor.narrow(0, block * rank_, block);
 }
 
 double NodeAllReduce::reduce_scatter(const torch::Tensor& tensor, const torch::Tensor& output) {
-  Buffer& buffer = buffers_.at(tensor.data_ptr());
-  const int64_t block = buffer.numel / size_;
-  if (buffer.numel % size_ != 0 || output.numel() != block ||
-      output.scalar_type() != buffer.dtype || !output.is_contiguous()) {
+  const torch::Tensor block = own_block(tensor);
+  if (output.numel() != block.numel() || output.scalar_type() != tensor.scalar_type() ||
+      !output.is_contiguous()) {
     throw Error("NodeAllReduce::reduce_scatter: the output must be contiguous and hold one block",
                 ExitCode::kInternal, Raised::kThisRank);
   }
-  const uint32_t sequence = ++buffer.sequence;
-  wait_for_arrivals(buffer, sequence);
-  double squares = 0;
-  if (buffer.dtype == torch::kFloat) {
-    sum_into<float>(buffer.copies, block * rank_, block * (rank_ + 1), output.data_ptr(), &squares);
-  } else {
-    sum_into<double>(buffer.copies, block * rank_, block * (rank_ + 1), output.data_ptr(),
-                     &squares);
-  }
-  // This rank's sum of squares rides on its done flag (published with release, read after the
-  // acquire that sees the flag). Only the output was written; the barrier also keeps every rank
-  // from writing into its copy (the next backward) while another still reads its block of it.
-  block_squares(buffer, rank_) = squares;
-  wait_for_readers(buffer, sequence);
-  double total = 0;  // in rank order: the same bits on every rank
-  for (int r = 0; r < size_; ++r) total += block_squares(buffer, r);
-  return total;
+  const NodeSum sum = arrive(tensor, NodeSumKind::kReduceScatter);
+  finish(sum);
+  if (output.data_ptr() != block.data_ptr()) output.copy_(block);
+  return squares(sum);
 }
 
 }  // namespace ddpt

@@ -110,7 +110,12 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
       buckets_[b].wire = torch::empty({numel}, options.dtype(wire_dtype));
       if (sharded()) buckets_[b].shard_wire = torch::empty({block}, options.dtype(wire_dtype));
     }
-    if (sharded()) buckets_[b].shard_gradient = torch::zeros({block}, options);
+    if (sharded()) {
+      // Summed in shared memory, a rank's block of the sum lands in place, in its own copy.
+      buckets_[b].shard_gradient = comm_.in_shared_memory(buckets_[b].buffer)
+                                       ? buckets_[b].buffer.narrow(0, block * comm_.rank(), block)
+                                       : torch::zeros({block}, options);
+    }
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const size_t i = spec.params[k];
       torch::Tensor& param = params_[i].tensor;

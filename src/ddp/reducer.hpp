@@ -5,7 +5,9 @@
 // so autograd accumulates straight into the bucket). A post hook on each parameter's gradient
 // accumulator marks it ready; when every parameter of a bucket is ready and every earlier bucket
 // has been launched, the bucket's all-reduce is launched on the communicator, which runs it
-// asynchronously (MPI: communication thread; NCCL: its stream) while backward goes on.
+// asynchronously (MPI: communication thread; NCCL: its stream) while backward goes on. (MPI on
+// one node: the bucket is handed over, and summed in shared memory by whichever of the node's
+// threads is free; comm/node_all_reduce.hpp.)
 // Buckets are launched in bucket order on every rank, so collectives match.
 //
 // ZeRO-1 (GradientReduction::kReduceScatter): each bucket is padded to a multiple of the world
@@ -118,10 +120,12 @@ class Reducer final : public GradientSlots {
   struct Bucket {
     torch::Tensor buffer;  // flat, on the communicator's device (ZeRO-1: padded)
     torch::Tensor wire;    // ddp.compress: the buffer in the wire precision (else undefined)
-    torch::Tensor shard_gradient;  // ZeRO-1: the sum of this rank's block (else undefined)
-    torch::Tensor shard_wire;      // ZeRO-1 with ddp.compress: that block in the wire precision
-    double squares = 0;            // ZeRO-1 in shared memory: the sum's sum of squares
-    size_t pending = 0;            // parameters not yet ready in this backward
+    // ZeRO-1: the sum of this rank's block (else undefined); in shared memory, that block of the
+    // buffer itself, where the sum lands.
+    torch::Tensor shard_gradient;
+    torch::Tensor shard_wire;  // ZeRO-1 with ddp.compress: that block in the wire precision
+    double squares = 0;        // ZeRO-1 in shared memory: the sum's sum of squares
+    size_t pending = 0;        // parameters not yet ready in this backward
     std::shared_ptr<Work> work;
   };
   struct Slot {

@@ -144,9 +144,10 @@ TEST(MpiComm, SharedMemoryBuffersSumLikeMpiAllReduce) {
 }
 
 // ZeRO-1's reduce-scatter of buffers in node-shared memory: each rank gets its block of the sum
-// (against the sum computed here and MPI_Reduce_scatter_block's), the input is only read, and the
-// sum of squares of the whole sum comes with it, the same bits on every rank. Block lengths of
-// one value, an odd count and more than one 2048-value chunk; three rounds on the same buffer.
+// (against the sum computed here and MPI_Reduce_scatter_block's), in a separate output or in
+// place in its own block of the buffer, whose other blocks are only read, and the sum of squares
+// of the whole sum comes with it, the same bits on every rank. Block lengths of one value, an odd
+// count and more than one NodeAllReduce::kChunkElements chunk; three rounds on the same buffer.
 TEST(MpiComm, SharedMemoryReduceScatterGivesTheBlockAndTheSquares) {
   MpiComm comm(MPI_COMM_WORLD);
   const int size = comm.size();
@@ -177,13 +178,30 @@ TEST(MpiComm, SharedMemoryReduceScatterGivesTheBlockAndTheSquares) {
             torch::allclose(output, expected.narrow(0, block * comm.rank(), block), 1e-5, 1e-5))
             << what;
         if (size <= 2) EXPECT_TRUE(torch::equal(output, by_mpi)) << what;  // a + b is b + a
-        EXPECT_TRUE(torch::equal(buffer, rank_values(comm.rank()))) << what << ": input written";
+        const torch::Tensor mine = rank_values(comm.rank());
+        for (int r = 0; r < size; ++r) {
+          const torch::Tensor in_buffer = buffer.narrow(0, block * r, block);
+          EXPECT_TRUE(
+              torch::equal(in_buffer, r == comm.rank() ? output : mine.narrow(0, block * r, block)))
+              << what << ", block " << r << ": " << (r == comm.rank() ? "not the sum" : "written");
+        }
         const double exact = expected.to(torch::kDouble).square().sum().item<double>();
         EXPECT_NEAR(squares, exact, 1e-12 * exact) << what;
         const torch::Tensor all = comm.all_gather(torch::tensor({squares}, torch::kDouble));
         for (int r = 1; r < size; ++r) {
           EXPECT_EQ(all[r].item<double>(), all[0].item<double>()) << what << ", rank " << r;
         }
+        // In place: the output is this rank's block of the buffer (as the reducer asks).
+        buffer.copy_(mine);
+        torch::Tensor own = buffer.narrow(0, block * comm.rank(), block);
+        double again = std::nan("");
+        if (size > 1) {
+          comm.reduce_scatter_with_squares_async(buffer, own, &again)->wait();
+          EXPECT_EQ(again, squares) << what << ", in place";
+        } else {
+          comm.reduce_scatter_async(buffer, own)->wait();
+        }
+        EXPECT_TRUE(torch::equal(own, output)) << what << ", in place";
       }
     }
   }
@@ -192,6 +210,49 @@ TEST(MpiComm, SharedMemoryReduceScatterGivesTheBlockAndTheSquares) {
   torch::Tensor block = torch::empty({4});
   double squares = 0;
   EXPECT_THROW(comm.reduce_scatter_with_squares_async(plain, block, &squares), Error);
+}
+
+// A node-shared sum has no rank assigned to a chunk: once every rank has arrived, whichever
+// thread is free sums what nobody has taken. Here only rank 0 sums (its helper thread among
+// them); the other ranks arrive, then wait for rank 0's word before they so much as look. With a
+// block per rank, rank 0 would wait for them forever.
+TEST(MpiComm, OneRankAloneSumsEveryChunkOnceAllHaveArrived) {
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) GTEST_SKIP() << "one rank: nothing is summed in shared memory";
+  NodeAllReduce node(MPI_COMM_WORLD);
+  const int64_t n = 5 * NodeAllReduce::kChunkElements * size + 3;  // several chunks per block
+  for (const auto kind : {NodeSumKind::kAllReduce, NodeSumKind::kReduceScatter}) {
+    const int64_t length = kind == NodeSumKind::kReduceScatter ? n - n % size : n;
+    torch::Tensor buffer = node.allocate(length, torch::kFloat);
+    ASSERT_TRUE(buffer.defined());
+    torch::Tensor expected = torch::zeros({length});
+    for (int r = 0; r < size; ++r) expected += contribution(r, length);
+    for (int round = 0; round < 2; ++round) {
+      buffer.copy_(contribution(rank, length));
+      const NodeSum sum = node.arrive(buffer, kind);
+      int word = 0;
+      if (rank == 0) {
+        node.finish(sum);  // every chunk, alone
+        for (int r = 1; r < size; ++r) MPI_Send(&word, 1, MPI_INT, r, 0, MPI_COMM_WORLD);
+      } else {
+        MPI_Recv(&word, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        node.finish(sum);  // nothing left to take
+      }
+      const torch::Tensor summed =
+          kind == NodeSumKind::kReduceScatter ? node.own_block(buffer) : buffer;
+      const torch::Tensor wanted =
+          kind == NodeSumKind::kReduceScatter ? node.own_block(expected) : expected;
+      EXPECT_TRUE(torch::allclose(summed, wanted, 1e-5, 1e-5)) << "round " << round;
+      if (kind == NodeSumKind::kReduceScatter) {
+        const double exact = expected.to(torch::kDouble).square().sum().item<double>();
+        EXPECT_NEAR(node.squares(sum), exact, 1e-12 * exact) << "round " << round;
+      }
+      MPI_Barrier(MPI_COMM_WORLD);  // every rank has read before the next round writes
+    }
+  }
 }
 
 // Memory from allocate_common is one copy that every rank of the node maps: what one rank writes,

@@ -55,12 +55,18 @@ ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/
   wait
   cat "$tmp/rate_a" "$tmp/rate_b" | awk '{ sum += $1 } END { print sum }'
 }
-# Torch 1.13 with gloo once hung in one rank's exit after printing its result (2026-11-26): the
-# run is bounded, and its result line counts if it was printed.
-pytorch_rate() {
+# Torch 1.13 with gloo hangs now and then in a rank's exit after printing its result (2026-11-26,
+# and 3 of 5 repeats at 2 ranks on 2026-11-28): the run is bounded, and its result line counts if
+# it was printed. The bound kills mpirun, whose Python ranks then live on, holding the gloo
+# store's port: the next run could not bind it ("Address already in use") and ended the whole
+# script. So the stragglers are stopped, and each run has a port of its own.
+pytorch_rate() {  # RANKS; called in repeat $r
+  local port=$((29533 + 10 * r + $1))
   timeout -k 5 $((steps / 5 + 60)) "${launch[@]}" "$1" "${pytorch_malloc[@]}" /usr/bin/python3 \
     "$repo/share/dev/bench/pytorch_ddp_mlp.py" --steps "$steps" --threads 1 --batch 64 \
-    >"$tmp/pytorch$1.txt" || echo "pytorch_ddp at $1 rank(s): exit $? (result taken if printed)" >&2
+    --port "$port" >"$tmp/pytorch$1.txt" ||
+    echo "pytorch_ddp at $1 rank(s): exit $? (result taken if printed)" >&2
+  pkill -f -- "pytorch_ddp_mlp.py .*--port $port\$" || true
   grep -oP 'samples_per_s=\K[0-9.]+' "$tmp/pytorch$1.txt"
 }
 
