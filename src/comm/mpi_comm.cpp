@@ -115,6 +115,11 @@ class NodeSumWork final : public Work {
 NodeSumWork::Then copy_out_of_block(NodeAllReduce& node, const torch::Tensor& input,
                                     const torch::Tensor& output) {
   const torch::Tensor block = node.own_block(input);
+  if (output.numel() != block.numel() || output.scalar_type() != block.scalar_type() ||
+      !output.is_contiguous()) {
+    throw Error("MpiComm::reduce_scatter: the output must be contiguous and hold one block",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
   if (output.data_ptr() == block.data_ptr()) return [](const NodeSum&) {};
   return [block, output](const NodeSum&) mutable { output.copy_(block); };
 }

@@ -264,26 +264,9 @@ double NodeAllReduce::squares(const NodeSum& sum) const {
   return total;
 }
 
-void NodeAllReduce::sum(const torch::Tensor& tensor) {
-  finish(arrive(tensor, NodeSumKind::kAllReduce));
-}
-
 torch::Tensor NodeAllReduce::own_block(const torch::Tensor& tensor) const {
   const int64_t block = tensor.numel() / size_;
   return tensor.narrow(0, block * rank_, block);
-}
-
-double NodeAllReduce::reduce_scatter(const torch::Tensor& tensor, const torch::Tensor& output) {
-  const torch::Tensor block = own_block(tensor);
-  if (output.numel() != block.numel() || output.scalar_type() != tensor.scalar_type() ||
-      !output.is_contiguous()) {
-    throw Error("NodeAllReduce::reduce_scatter: the output must be contiguous and hold one block",
-                ExitCode::kInternal, Raised::kThisRank);
-  }
-  const NodeSum sum = arrive(tensor, NodeSumKind::kReduceScatter);
-  finish(sum);
-  if (output.data_ptr() != block.data_ptr()) output.copy_(block);
-  return squares(sum);
 }
 
 }  // namespace ddpt

@@ -96,14 +96,7 @@ class NodeAllReduce {
   // blocks), in double, the same bits on every rank.
   double squares(const NodeSum& sum) const;
 
-  // Collective, blocking: sums `tensor` (owned) over the ranks, in place.
-  void sum(const torch::Tensor& tensor);
-  // Collective, blocking: this rank's block of the sum of `tensor` (owned; its length a multiple
-  // of the world size), in place in that block of this rank's copy (the rest of the copy is only
-  // read), and copied into `output` (contiguous, the block's length, same dtype) unless `output`
-  // is that block. Returns squares().
-  double reduce_scatter(const torch::Tensor& tensor, const torch::Tensor& output);
-  // This rank's block of `tensor` (owned), where reduce_scatter() leaves its sum.
+  // This rank's block of `tensor` (owned), where a kReduceScatter leaves its sum.
   torch::Tensor own_block(const torch::Tensor& tensor) const;
 
  private:
@@ -142,7 +135,6 @@ class NodeAllReduce {
   int rank_ = 0;
   int size_ = 1;
   int one_node_ = -1;  // unknown until asked
-  int64_t segments_ = 0;
   // By this rank's copy. Elements stay where they are when others are added: a NodeSum points to
   // its Buffer.
   std::unordered_map<const void*, Buffer> buffers_;
