@@ -60,14 +60,15 @@ void log_training(const BannerInputs& in, int64_t batch) {
       "  optimizer       : {}, weight decay {} (not on biases and norms), state {} per rank{}{}",
       choice_name(config.optim.type), config.optim.weight_decay,
       human_bytes(planned_optimizer_state_bytes(config.optim, in.trainer.optimizer_values)),
-      config.ddp.zero == 1
+      in.trainer.optimizer_sharded
           ? fmt::format(" (ZeRO-1: rank 0's shard of {}{})",
                         human_bytes(planned_optimizer_state_bytes(config.optim,
                                                                   in.trainer.bucketed_values)),
                         in.trainer.parameters_shared
                             ? "; one copy of the parameters in the node's shared memory"
                             : "")
-          : std::string(),
+      : config.ddp.zero == 1 ? std::string(" (ddp.zero = 1: nothing to shard on one rank)")
+                             : std::string(),
       config.optim.clip > 0 ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
                             : std::string());
   spdlog::info("  learning rate   : {}", in.trainer.schedule);

@@ -58,8 +58,8 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
   if (outcome.optimizer_state_bytes > 0) {
     add("optimizer state",
         human_bytes(outcome.optimizer_state_bytes) +
-            (config.ddp.zero == 1 ? " on rank 0 (ZeRO-1: each rank holds its shard)"
-                                  : " per rank (every rank holds all of it)"));
+            (outcome.optimizer_sharded ? " on rank 0 (ZeRO-1: each rank holds its shard)"
+                                       : " per rank (every rank holds all of it)"));
   }
   if (outcome.best_eval) {
     const auto& [best, step] = *outcome.best_eval;

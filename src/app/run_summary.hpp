@@ -21,6 +21,7 @@ struct RunOutcome {
   std::string metrics_path;
   std::string stopped_by;  // "SIGUSR1" ... when a signal stopped the run before train.steps
   int64_t optimizer_state_bytes = 0;  // held by each rank at the end
+  bool optimizer_sharded = false;     // ZeRO-1 at work: that is rank 0's shard
   CheckpointTimes checkpoints;
 };
 

@@ -92,13 +92,14 @@ RunDescription describe_run(const Config& config, const Job& job, const Communic
 
 // The summary, and the exit code: 0, or kStopped when a signal stopped the run early.
 int report(const Config& config, const DatasetInfo& info, const RunReport& run, int64_t resume_step,
-           const std::string& metrics_path, int64_t optimizer_state_bytes) {
+           const std::string& metrics_path, const TrainerFacts& end) {
   RunOutcome outcome;
   outcome.summary = &run.summary;
   outcome.resume_step = resume_step;
   outcome.best_eval = run.best_eval;
   outcome.metrics_path = metrics_path;
-  outcome.optimizer_state_bytes = optimizer_state_bytes;
+  outcome.optimizer_state_bytes = end.optimizer_state_bytes;
+  outcome.optimizer_sharded = end.optimizer_sharded;
   outcome.checkpoints = run.checkpoints;
   const int64_t end_step = resume_step + run.summary.steps;
   if (run.stop_signal != 0 && end_step < config.train.steps) {
@@ -168,8 +169,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     files.open_metrics(describe_run(found, job, *comm, info.task), resume_step);
   }
   const RunReport result = run.run(files);
-  return report(found, info, result, resume_step, files.metrics_path(),
-                run.facts().optimizer_state_bytes);
+  return report(found, info, result, resume_step, files.metrics_path(), run.facts());
 }
 
 }  // namespace ddpt

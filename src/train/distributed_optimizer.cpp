@@ -15,7 +15,7 @@ ReplicatedOptimizer::ReplicatedOptimizer(const OptimConfig& config,
 
 std::unique_ptr<DistributedOptimizer> make_distributed_optimizer(
     const Config& config, const std::vector<NamedTensor>& params, Reducer& reducer) {
-  if (config.ddp.zero == 1) {
+  if (reducer.sharded()) {
     return std::make_unique<ShardedOptimizer>(config.optim, params, reducer);
   }
   return std::make_unique<ReplicatedOptimizer>(config.optim, params);

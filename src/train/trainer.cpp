@@ -95,7 +95,9 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
     options.wire_dtype =
         config.ddp.compress == WirePrecision::kBf16 ? torch::kBFloat16 : torch::kHalf;
   }
-  if (config.ddp.zero == 1) options.reduction = GradientReduction::kReduceScatter;
+  if (optimizer_sharded(config.ddp, comm_.size())) {
+    options.reduction = GradientReduction::kReduceScatter;
+  }
   options.shared_memory = config.ddp.shared_memory;
   // The moving average swaps itself into the parameters for evaluation, on each rank: with one
   // shared copy the ranks would swap each other's values.
@@ -374,6 +376,7 @@ TrainerFacts Trainer::facts() const {
   facts.buckets = engine_->reducer().buckets().size();
   facts.buckets_in_shared_memory = engine_->reducer().buckets_in_shared_memory();
   facts.parameters_shared = engine_->parameters_shared();
+  facts.optimizer_sharded = engine_->reducer().sharded();
   for (const auto& bucket : engine_->reducer().buckets()) facts.bucketed_values += bucket.numel;
   facts.schedule = schedule_.describe();
   facts.spike_lr_factor = spike_.lr_factor();

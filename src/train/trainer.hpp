@@ -59,6 +59,8 @@ struct TrainerFacts {
   size_t buckets = 0;
   // Every bucket is summed in memory the node's ranks share (ddp.shared_memory).
   bool buckets_in_shared_memory = false;
+  // ZeRO-1 at work: each rank updates its shard (ddp.zero = 1 on more than one rank).
+  bool optimizer_sharded = false;
   // ZeRO-1: the node's ranks hold one copy of the parameters in memory they share.
   bool parameters_shared = false;
   int64_t bucketed_values = 0;        // values all-reduced per step (the trainable ones)

@@ -54,6 +54,10 @@ void expect_zero_matches_plain(const Case& c) {
   MPI_Allreduce(MPI_IN_PLACE, &zero_bytes, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_EQ(zero_bytes, without.facts.optimizer_state_bytes);
   EXPECT_GT(without.facts.optimizer_state_bytes, 0);
+  // On one rank there is nothing to shard: ZeRO-1 trains unsharded there (no reduce-scatter and
+  // all-gather that would only copy).
+  EXPECT_EQ(with_zero.facts.optimizer_sharded, world_size() > 1);
+  EXPECT_FALSE(without.facts.optimizer_sharded);
   if (world_size() > 1) {
     EXPECT_LT(with_zero.facts.optimizer_state_bytes, without.facts.optimizer_state_bytes);
   }
