@@ -6,6 +6,7 @@
 # whole suite there with check.sh (every label that can run without a GPU).
 # (share/dev/ci/without_nccl.sh makes the same NCCL-free build on Debian 12, by hand.)
 # Usage: share/dev/ci/libtorch2_cpu.sh [ctest arguments...]   (as root)
+#        share/dev/ci/libtorch2_cpu.sh --build-only   set up and build, run nothing (prebuild.sh)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 if [[ ${1:-} != --inside ]]; then
@@ -16,6 +17,7 @@ shift
 export DDPTRAIN_BUILD_DIR=$repo/build/debian13-cpu
 export DDPTRAIN_CMAKE_ARGS=-DDDPTRAIN_WITH_NCCL=OFF
 bash "$repo/share/dev/setup.sh"
+[[ ${1:-} == --build-only ]] && exit 0
 if ctest --test-dir "$DDPTRAIN_BUILD_DIR" -N | grep -E "Test +#[0-9]+: .*nccl"; then
   echo "FAIL: NCCL tests are registered in a build without NCCL"
   exit 1

@@ -18,6 +18,5 @@ leg() {
   echo "==== prebuild done in $((SECONDS - start)) s: $*"
 }
 leg bash "$repo/share/dev/setup.sh"
-leg bash "$repo/share/dev/ci/debian13.sh" cpu env DDPTRAIN_BUILD_DIR="$repo/build/debian13-cpu" \
-  DDPTRAIN_CMAKE_ARGS=-DDDPTRAIN_WITH_NCCL=OFF bash "$repo/share/dev/setup.sh"
+leg bash "$repo/share/dev/ci/libtorch2_cpu.sh" --build-only
 leg bash "$repo/share/dev/ci/libtorch2_cuda.sh"
