@@ -14,7 +14,8 @@ class Model {
  public:
   virtual ~Model() = default;
   virtual torch::Tensor forward(const torch::Tensor& inputs) = 0;
-  // Parameters in registration order (names as in a state dict: "layers.0.weight").
+  // Parameters in registration order (names as in a state dict: "layers.0.weight"), each tensor
+  // once: a tensor held by two attributes (tied weights) under the first of its names.
   virtual std::vector<NamedTensor> named_parameters() = 0;
   virtual std::vector<NamedTensor> named_buffers() = 0;
   virtual void train(bool on) = 0;

@@ -1,10 +1,30 @@
 #include "models/torchscript_model.hpp"
 
 #include <filesystem>
+#include <unordered_set>
 
 #include "util/error.hpp"
 
 namespace ddpt {
+namespace {
+
+// Each tensor once, under the first of its names, as torch.nn.Module.named_parameters() gives
+// them. A script module lists a tensor under every attribute that holds it: weights tied by
+// assignment (`self.lm_head.weight = self.wte.weight`, as nanoGPT and many Hugging Face models
+// do) came twice, and training counted the tied weight twice and updated it twice per step.
+template <class Items>
+std::vector<NamedTensor> each_tensor_once(const Items& items) {
+  std::vector<NamedTensor> out;
+  std::unordered_set<const c10::TensorImpl*> seen;
+  for (const auto& item : items) {
+    if (seen.insert(item.value.unsafeGetTensorImpl()).second) {
+      out.push_back({item.name, item.value});
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 TorchScriptModel::TorchScriptModel(const std::string& path) : path_(path) {
   if (!std::filesystem::is_regular_file(path)) {
@@ -31,18 +51,11 @@ torch::Tensor TorchScriptModel::forward(const torch::Tensor& inputs) {
 }
 
 std::vector<NamedTensor> TorchScriptModel::named_parameters() {
-  std::vector<NamedTensor> out;
-  for (const auto& item : module_.named_parameters(/*recurse=*/true)) {
-    out.push_back({item.name, item.value});
-  }
-  return out;
+  return each_tensor_once(module_.named_parameters(/*recurse=*/true));
 }
 
 std::vector<NamedTensor> TorchScriptModel::named_buffers() {
-  std::vector<NamedTensor> out;
-  for (const auto& item : module_.named_buffers(/*recurse=*/true))
-    out.push_back({item.name, item.value});
-  return out;
+  return each_tensor_once(module_.named_buffers(/*recurse=*/true));
 }
 
 }  // namespace ddpt
