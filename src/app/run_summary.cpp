@@ -45,6 +45,9 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
   if (const std::string split = outcome.summary->split.describe();
       outcome.summary->split_is_work && !split.empty()) {
     add("step time", split + " (rank 0, steps after the warm-up)");
+    if (const std::string ranks = describe_rank_steps(outcome.ranks); !ranks.empty()) {
+      add("ranks' steps", ranks);
+    }
   }
   if (!outcome.summary->records.empty()) {
     const StepRecord& last = outcome.summary->records.back();

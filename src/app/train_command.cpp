@@ -101,6 +101,7 @@ int report(const Config& config, const DatasetInfo& info, const RunReport& run, 
   outcome.optimizer_state_bytes = end.optimizer_state_bytes;
   outcome.optimizer_sharded = end.optimizer_sharded;
   outcome.checkpoints = run.checkpoints;
+  outcome.ranks = gather_rank_steps(MPI_COMM_WORLD, run.summary.split);  // collective
   const int64_t end_step = resume_step + run.summary.steps;
   if (run.stop_signal != 0 && end_step < config.train.steps) {
     outcome.stopped_by = signal_name(run.stop_signal);

@@ -22,7 +22,7 @@ for raw in open(sys.argv[1], newline="").read().split("\n"):
     print(line.rstrip())' "$1"
 }
 
-# The summary block, with the run directory $2, in the screen file $1.
+# The summary block, with the run directory $2, in the screen file $1 of a run at $3 rank(s).
 check_summary() {
   grep -qx 'summary' "$1" || fail "no summary block in $1"
   grep -qx '  steps           : 400 of 400' "$1" || fail "summary: steps ($1)"
@@ -54,6 +54,22 @@ assert list(parts) == names, line
 assert parts["forward"] > 0 and parts["backward"] > 0 and parts["optimizer"] > 0, line
 assert abs(sum(parts.values()) - float(m.group(1))) <= 0.01 * len(parts), line
 PY
+  # At 2 ranks, the ranks side by side: ranges that are ranges, the slowest rank named with its
+  # host; at 1 rank, no such line.
+  /usr/bin/python3 - "$1" "$3" "$(hostname)" <<'PY' || fail "summary: ranks ($1)"
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("  ranks' steps    : ")]
+if sys.argv[2] == "1":
+    assert not lines, lines
+    sys.exit(0)
+assert len(lines) == 1, lines
+m = re.fullmatch(r"  ranks' steps    : forward \+ backward ([0-9.]+)\.\.([0-9.]+) ms per step, "
+                 r"slowest rank ([01]) \((.+)\); comm wait ([0-9.]+)\.\.([0-9.]+) ms\n", lines[0])
+assert m, lines[0]
+assert 0 < float(m.group(1)) <= float(m.group(2)), lines[0]
+assert float(m.group(5)) <= float(m.group(6)), lines[0]
+assert m.group(4) == sys.argv[3], f"host {m.group(4)}, expected {sys.argv[3]}"
+PY
   # The state the banner expects is the state the optimizer held at the end.
   local expected held
   expected=$(grep -oP '^  optimizer       : .*, state \K[0-9.]+ \S+(?= per rank)' "$1") ||
@@ -73,7 +89,7 @@ check_log_txt() {
 "$mpiexec" -np 2 --oversubscribe "$ddptrain" "${run[@]}" --run.dir="$work/lines" >"$work/lines.txt"
 ! grep -q $'\r' "$work/lines.txt" || fail "carriage returns in piped output"
 [[ $(grep -cP '^step +\d+/400  epoch' "$work/lines.txt") == 4 ]] || fail "not 4 progress lines"
-check_summary "$work/lines.txt" "$work/lines"
+check_summary "$work/lines.txt" "$work/lines" 2
 check_log_txt "$work/lines"
 
 # 2. log.progress = bar, even into a file: the bar, messages above it, the summary after it.
@@ -87,7 +103,7 @@ grep -qP '^400/400 \[=+\] 100%  loss [0-9.]+ +\d+ samples/s  ETA 0:00$' "$work/b
   fail "no final bar on its own line: $(cat "$work/bar.screen")"
 [[ $(grep -A1 '^400/400 \[' "$work/bar.screen" | tail -1) == summary ]] ||
   fail "the summary does not follow the final bar"
-check_summary "$work/bar.screen" "$work/bar"
+check_summary "$work/bar.screen" "$work/bar" 1
 check_log_txt "$work/bar"
 
 # 3. auto on a terminal (script's pseudo-terminal, sized as a terminal emulator would size it),
@@ -104,7 +120,7 @@ if command -v script >/dev/null; then
     grep -qP '^400/400 \[=+\] 100%' "$work/pty$n.screen" ||
       fail "no bar on a terminal at $n rank(s): $(cat "$work/pty$n.screen")"
     ! grep -qP 'step +\d+/400  epoch' "$work/pty$n.txt" || fail "progress lines under the bar"
-    check_summary "$work/pty$n.screen" "$work/pty$n"
+    check_summary "$work/pty$n.screen" "$work/pty$n" "$n"
     check_log_txt "$work/pty$n"
   done
 else
