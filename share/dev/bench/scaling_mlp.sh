@@ -44,7 +44,11 @@ pinned_rate() {
   local -a pin=(taskset -c "$1") launch=(mpirun --oversubscribe --bind-to none -np)
   ddptrain_rate 1 "$2"
 }
-ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/s
+# Two independent 1-rank runs at once -> "SUM A B": their summed samples/s, and each run's (A on
+# CPU 0, B on CPU 1 when bound). Each side is printed because the cores are not equally fast: on
+# 2026-11-28 CPU 1 ran a 1-rank job 1.2-1.3x faster than CPU 0, where mpirun binds the 1-rank
+# runs, and ranks in step go at the slower core's pace.
+ceiling_rate() {
   if [[ $bind == none ]]; then
     ddptrain_rate 1 side_a >"$tmp/rate_a" &
     ddptrain_rate 1 side_b >"$tmp/rate_b" &
@@ -53,7 +57,7 @@ ceiling_rate() {  # two independent 1-rank runs at once -> their summed samples/
     pinned_rate 1 side_b >"$tmp/rate_b" &
   fi
   wait
-  cat "$tmp/rate_a" "$tmp/rate_b" | awk '{ sum += $1 } END { print sum }'
+  cat "$tmp/rate_a" "$tmp/rate_b" | awk '{ sum += $1; side[NR] = $1 } END { print sum, side[1], side[2] }'
 }
 # Torch 1.13 with gloo hangs now and then in a rank's exit after printing its result (2026-11-26,
 # and 3 of 5 repeats at 2 ranks on 2026-11-28): the run is bounded, and its result line counts if
@@ -72,14 +76,15 @@ pytorch_rate() {  # RANKS; called in repeat $r
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-declare -a D1 D2 M2 Z2 P1 P2 C2
+declare -a D1 D2 M2 Z2 P1 P2 C2 CA CB
 for ((r = 1; r <= repeats; ++r)); do
   D1+=("$(ddptrain_rate 1)"); D2+=("$(ddptrain_rate 2)")
   M2+=("$(ddptrain_rate 2 mpi_allreduce --ddp.shared_memory=false)")
   Z2+=("$(ddptrain_rate 2 zero1 --ddp.zero=1)")
   P1+=("$(pytorch_rate 1)"); P2+=("$(pytorch_rate 2)")
-  C2+=("$(ceiling_rate)")
-  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]} (MPI_Allreduce: ${M2[-1]}, ZeRO-1: ${Z2[-1]}), pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} (2 x 1 rank side by side)"
+  read -r sum a b < <(ceiling_rate)
+  C2+=("$sum"); CA+=("$a"); CB+=("$b")
+  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]} (MPI_Allreduce: ${M2[-1]}, ZeRO-1: ${Z2[-1]}), pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} = ${CA[-1]} + ${CB[-1]} (2 x 1 rank side by side)"
 done
 d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}"); m2=$(median "${M2[@]}"); z2=$(median "${Z2[@]}")
 p1=$(median "${P1[@]}"); p2=$(median "${P2[@]}")
@@ -107,6 +112,7 @@ awk -v d="$d1" -v p="$p1" 'BEGIN { printf "ddptrain / pytorch_ddp at 1 rank: %.2
 awk -v d="$d2" -v p="$p2" 'BEGIN { printf "ddptrain / pytorch_ddp at 2 ranks: %.2fx\n", d / p }'
 awk -v c="$c2" -v a="$d1" -v d="$d2" 'BEGIN {
   printf "ceiling, two 1-rank ddptrain runs side by side: %.0f samples/s (%.3f x 2 x 1 rank); ddptrain at 2 ranks reaches %.3f of it\n", c, c / (2 * a), d / c }'
+echo "the ceiling's two runs: $(if [[ $bind == none ]]; then echo "unbound"; else echo "CPU 0 and CPU 1"; fi), median $(median "${CA[@]}") ($(range 0 "${CA[@]}")) and $(median "${CB[@]}") ($(range 0 "${CB[@]}")) samples/s; the 1-rank figure is a run bound to CPU 0"
 # The bound at 2 ranks with ddp.shared_memory = false: each rank's cores are busy computing, so
 # MPI_Allreduce of the gradients (9.05 MiB of fp32 for this MLP's 2,372,618 parameters) cannot
 # hide behind compute and adds its own time to the ceiling's step. Timed here with
