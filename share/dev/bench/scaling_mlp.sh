@@ -112,7 +112,8 @@ awk -v d="$d1" -v p="$p1" 'BEGIN { printf "ddptrain / pytorch_ddp at 1 rank: %.2
 awk -v d="$d2" -v p="$p2" 'BEGIN { printf "ddptrain / pytorch_ddp at 2 ranks: %.2fx\n", d / p }'
 awk -v c="$c2" -v a="$d1" -v d="$d2" 'BEGIN {
   printf "ceiling, two 1-rank ddptrain runs side by side: %.0f samples/s (%.3f x 2 x 1 rank); ddptrain at 2 ranks reaches %.3f of it\n", c, c / (2 * a), d / c }'
-echo "the ceiling's two runs: $(if [[ $bind == none ]]; then echo "unbound"; else echo "CPU 0 and CPU 1"; fi), median $(median "${CA[@]}") ($(range 0 "${CA[@]}")) and $(median "${CB[@]}") ($(range 0 "${CB[@]}")) samples/s; the 1-rank figure is a run bound to CPU 0"
+if [[ $bind == none ]]; then sides="unbound"; else sides="CPU 0 and CPU 1 (mpirun binds the 1-rank runs to CPU 0)"; fi
+echo "the ceiling's two runs, $sides: median $(median "${CA[@]}") ($(range 0 "${CA[@]}")) and $(median "${CB[@]}") ($(range 0 "${CB[@]}")) samples/s"
 # The bound at 2 ranks with ddp.shared_memory = false: each rank's cores are busy computing, so
 # MPI_Allreduce of the gradients (9.05 MiB of fp32 for this MLP's 2,372,618 parameters) cannot
 # hide behind compute and adds its own time to the ceiling's step. Timed here with
