@@ -172,11 +172,7 @@ print('python + torch with CUBLAS_WORKSPACE_CONFIG: matmul ran; C++ runtime',
       sorted({m for m in maps if 'libstdc++' in m}))" >"$logs/cublas_config.log" 2>&1
 say "exit $?: $(tail -1 "$logs/cublas_config.log")"
 say "ddptrain's C++ runtime: $(ldd "$build/bin/ddptrain" | awk '/libstdc/ {print $3}')"
-# And whose copy of std::regex's compiler LibTorch's calls bind to. The compiler is template code
-# that every library using std::regex carries, exported; the loader binds every call to the first
-# copy in load order, so a library loaded before LibTorch, built by another compiler, can take
-# LibTorch's calls over (pytorch/pytorch#50779: std::regex crashes so). On Debian 12 the check
-# shows "libpoppler.so.126 -> libtorch_cpu.so.1.13": a copy is shared across libraries.
+# And whose copy of std::regex's compiler LibTorch's calls bind to (the suspicion: NOTES.md).
 # LD_BIND_NOW binds, and LD_DEBUG reports, every symbol at start.
 say "std::regex compiler, calls bound (count from -> to): $(LD_BIND_NOW=1 LD_DEBUG=bindings \
   timeout 60 "$build/bin/ddptrain" --version 2>&1 |
