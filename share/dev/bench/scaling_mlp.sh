@@ -9,8 +9,9 @@
 # PyTorch runs with the malloc settings ddptrain gives itself (pytorch_malloc.sh says why).
 # Prints samples/s and scaling efficiency = throughput(2) / (2 x throughput(1)). Not a test: it
 # prints figures.
-# These machines are noisy: the four configurations are run in turn, REPEATS times, and each
-# figure is the median of its repeats.
+# These machines are noisy: the configurations are run in turn, REPEATS times, and each figure is
+# the median of its repeats; a repeat's 1-rank figure is the mean of a run at its start and one
+# at its end (below).
 # Usage: [BIND=core|none] share/dev/bench/scaling_mlp.sh [STEPS] [REPEATS]   (build first:
 # share/dev/setup.sh)
 set -euo pipefail
@@ -76,15 +77,23 @@ pytorch_rate() {  # RANKS; called in repeat $r
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-declare -a D1 D2 M2 Z2 P1 P2 C2 CA CB
+# The machine's speed drifts within a repeat too (2026-11-28, 15:28-15:38: the 1-rank figure rose
+# from 5906 to 8100 samples/s over five repeats), and every configuration runs at its own place in
+# the repeat. So the 1-rank ddptrain run opens and closes each repeat, and the 2-rank runs, the
+# PyTorch runs and the ceiling of that repeat are compared with the mean of the two (D1): a
+# steady drift over the repeat cancels, where one run at the start would have favoured whichever
+# side ran when the machine was faster.
+declare -a D1 D1_FIRST D1_LAST D2 M2 Z2 P1 P2 C2 CA CB
 for ((r = 1; r <= repeats; ++r)); do
-  D1+=("$(ddptrain_rate 1)"); D2+=("$(ddptrain_rate 2)")
+  D1_FIRST+=("$(ddptrain_rate 1)"); D2+=("$(ddptrain_rate 2)")
   M2+=("$(ddptrain_rate 2 mpi_allreduce --ddp.shared_memory=false)")
   Z2+=("$(ddptrain_rate 2 zero1 --ddp.zero=1)")
   P1+=("$(pytorch_rate 1)"); P2+=("$(pytorch_rate 2)")
   read -r sum a b < <(ceiling_rate)
   C2+=("$sum"); CA+=("$a"); CB+=("$b")
-  echo "repeat $r: ddptrain ${D1[-1]} / ${D2[-1]} (MPI_Allreduce: ${M2[-1]}, ZeRO-1: ${Z2[-1]}), pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} = ${CA[-1]} + ${CB[-1]} (2 x 1 rank side by side)"
+  D1_LAST+=("$(ddptrain_rate 1)")
+  D1+=("$(awk -v x="${D1_FIRST[-1]}" -v y="${D1_LAST[-1]}" 'BEGIN { printf "%.0f", (x + y) / 2 }')")
+  echo "repeat $r: ddptrain ${D1[-1]} (${D1_FIRST[-1]} first, ${D1_LAST[-1]} last) / ${D2[-1]} (MPI_Allreduce: ${M2[-1]}, ZeRO-1: ${Z2[-1]}), pytorch_ddp ${P1[-1]} / ${P2[-1]} samples/s (1 / 2 ranks); ceiling ${C2[-1]} = ${CA[-1]} + ${CB[-1]} (2 x 1 rank side by side)"
 done
 d1=$(median "${D1[@]}"); d2=$(median "${D2[@]}"); m2=$(median "${M2[@]}"); z2=$(median "${Z2[@]}")
 p1=$(median "${P1[@]}"); p2=$(median "${P2[@]}")
@@ -98,6 +107,7 @@ range() {
 }
 printf '\nMLP 256-1024-1024-1024-10, AdamW, batch 64/rank, 1 thread/rank, %s steps, median of %s, %s cores, mpirun --bind-to %s\n' \
   "$steps" "$repeats" "$(nproc --all)" "$bind"
+echo "ddptrain's 1 rank: per repeat, the mean of the runs that open and close it"
 printf '%-12s %14s %14s %12s\n' implementation "1 rank (s/s)" "2 ranks (s/s)" efficiency
 for impl in ddptrain ddptrain_mpi ddptrain_zero1 pytorch_ddp; do
   case $impl in
@@ -135,4 +145,4 @@ for pair in D2:ddptrain Z2:ddptrain_zero1 C2:ceiling; do
   mapfile -t E < <(efficiencies "${pair%%:*}" D1)
   echo "paired efficiency ${pair#*:}: median $(median "${E[@]}") ($(range 3 "${E[@]}"))"
 done
-echo "spread (min..max of the repeats): ddptrain $(range 0 "${D1[@]}") / $(range 0 "${D2[@]}") (MPI_Allreduce: $(range 0 "${M2[@]}"), ZeRO-1: $(range 0 "${Z2[@]}")), pytorch_ddp $(range 0 "${P1[@]}") / $(range 0 "${P2[@]}"), ceiling $(range 0 "${C2[@]}")"
+echo "spread (min..max of the repeats): ddptrain $(range 0 "${D1_FIRST[@]}" "${D1_LAST[@]}") / $(range 0 "${D2[@]}") (MPI_Allreduce: $(range 0 "${M2[@]}"), ZeRO-1: $(range 0 "${Z2[@]}")), pytorch_ddp $(range 0 "${P1[@]}") / $(range 0 "${P2[@]}"), ceiling $(range 0 "${C2[@]}")"
