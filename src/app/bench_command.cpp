@@ -1,10 +1,13 @@
 // ddptrain bench comm [DECK] [--section.key=value ...] [--min-bytes N] [--max-bytes N] ...:
 // the collectives of the backend a training run of this deck would use, timed over message
 // sizes, with nccl-tests' algbw and busbw (comm/collective_bench.hpp). Run it with the same
-// launcher, ranks and nodes as the training job to see what its interconnect gives.
+// launcher, ranks and nodes as the training job to see what its interconnect gives; on one
+// node, also the node-shared memory that training's gradient sums go through.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "app/command_flags.hpp"
@@ -12,6 +15,7 @@
 #include "app/job.hpp"
 #include "comm/collective_bench.hpp"
 #include "comm/make_communicator.hpp"
+#include "config/config.hpp"
 #include "config/parse_config.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
@@ -83,6 +87,23 @@ CollectiveBenchOptions take_bench_options(std::vector<std::string>& args) {
   return o;
 }
 
+// Training on one node (MPI, ddp.shared_memory, fp32 on the wire) sums its gradient buckets in
+// memory the ranks share, not through the backend's messages: the same ops timed on such buffers,
+// where this job's training would use them. Collective (the probe allocates a buffer).
+std::optional<CollectiveBenchOptions> shared_memory_leg(const DdpConfig& ddp, Communicator& comm,
+                                                        const CollectiveBenchOptions& options) {
+  if (!ddp.shared_memory || ddp.compress != WirePrecision::kNone) return std::nullopt;
+  const auto values = torch::TensorOptions().dtype(torch::kFloat).device(comm.device());
+  if (!comm.in_shared_memory(comm.allocate_buffer(1, values))) return std::nullopt;
+  CollectiveBenchOptions shared = options;
+  shared.backend_buffers = true;
+  // all_gather has no shared-memory path: ZeRO-1 on one node shares the parameters instead.
+  shared.ops.erase(std::remove(shared.ops.begin(), shared.ops.end(), CollectiveOp::kAllGather),
+                   shared.ops.end());
+  if (shared.ops.empty()) return std::nullopt;
+  return shared;
+}
+
 std::string row(const CollectiveTiming& t) {
   constexpr double kGB = 1e9;  // nccl-tests' GB/s
   return fmt::format("  {:<15} {:>10} {:>12} {:>12.1f} {:>13.3f} {:>13.3f}", collective_name(t.op),
@@ -111,9 +132,23 @@ int bench_comm(std::vector<std::string> args, MpiEnv& mpi) {
                      "elements", "time (us)", "algbw (GB/s)", "busbw (GB/s)")
               << std::endl;
   }
-  time_collectives(*comm, options, [&](const CollectiveTiming& t) {
+  const auto print = [&](const CollectiveTiming& t) {
     if (rank0) std::cout << row(t) << std::endl;
-  });
+  };
+  time_collectives(*comm, options, print);
+  if (const std::optional<CollectiveBenchOptions> shared =
+          shared_memory_leg(config.ddp, *comm, options)) {
+    if (rank0) {
+      std::cout << fmt::format(
+                       "\n  through node-shared memory (ddp.shared_memory): how training sums its "
+                       "gradient buckets with\n  every rank on one node; each call waited for "
+                       "before the next, as a bucket is summed once per step\n\n"
+                       "  {:<15} {:>10} {:>12} {:>12} {:>13} {:>13}",
+                       "op", "size", "elements", "time (us)", "algbw (GB/s)", "busbw (GB/s)")
+                << std::endl;
+    }
+    time_collectives(*comm, *shared, print);
+  }
   if (rank0) std::cout << "\nall results checked on every rank" << std::endl;
   return 0;
 }
@@ -126,7 +161,10 @@ std::string bench_help() {
          "Times the collectives a training run of DECK would use (ddp.backend, device.*) over\n"
          "message sizes from --min-bytes to --max-bytes (x --step-factor each time), on random\n"
          "float32 data, and checks one result per size. Launch it like the training job (mpirun\n"
-         "-np N, srun) to measure that job's interconnect. Sizes take K, KiB, M, MiB, G, GiB.\n";
+         "-np N, srun) to measure that job's interconnect. Sizes take K, KiB, M, MiB, G, GiB.\n"
+         "With every rank on one node (MPI backend, ddp.shared_memory = true, fp32 on the\n"
+         "wire), training sums its gradients in node-shared memory: all_reduce and\n"
+         "reduce_scatter are then timed a second time, on such buffers.\n";
 }
 
 int bench_command(const std::vector<std::string>& args, MpiEnv& mpi) {

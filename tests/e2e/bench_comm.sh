@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `ddptrain bench comm` as a user runs it: 2 ranks, a table with a row per op and size (8 B up to
-# --max-bytes, doubling), busbw = algbw x the op's factor in every row, results checked; bad
+# --max-bytes, doubling), busbw = algbw x the op's factor in every row, results checked; then,
+# the ranks sharing one node, a second table of all_reduce and reduce_scatter through node-shared
+# memory (how training sums its gradients there), left out with ddp.shared_memory = false; bad
 # flags are one-line usage errors (exit 2).
 # Usage: bench_comm.sh MPIEXEC DDPTRAIN DECK
 set -uo pipefail
@@ -16,8 +18,9 @@ grep -q "all results checked on every rank" "$work/out" || fail "no line saying 
 # Rows: op, size (number and unit), elements, time, algbw, busbw. 2 ranks: all_reduce busbw =
 # algbw x 1, reduce_scatter and all_gather x 0.5 (to the printed 3 decimals).
 awk -v OFS=' ' '
+  /through node-shared memory/ { table = "shm " }
   $1 ~ /^(all_reduce|reduce_scatter|all_gather)$/ {
-    rows[$1]++
+    rows[table $1]++
     factor = $1 == "all_reduce" ? 1 : 0.5
     if ($6 + 0 <= 0 && $7 + 0 <= 0) next  # below 0.0005 GB/s: nothing to compare
     if (($7 - $6 * factor) > 0.0011 || ($6 * factor - $7) > 0.0011) { print "busbw", $0; bad = 1 }
@@ -27,8 +30,22 @@ awk -v OFS=' ' '
     if (rows["all_reduce"] != 18 || rows["reduce_scatter"] != 18 || rows["all_gather"] != 18) {
       print "rows:", rows["all_reduce"], rows["reduce_scatter"], rows["all_gather"]; bad = 1
     }
+    # Node-shared memory: the sums only (all_gather has no such path).
+    if (rows["shm all_reduce"] != 18 || rows["shm reduce_scatter"] != 18 || rows["shm all_gather"] != 0) {
+      print "shared-memory rows:", rows["shm all_reduce"], rows["shm reduce_scatter"], rows["shm all_gather"]
+      bad = 1
+    }
     exit bad
   }' "$work/out" || fail "the table's rows are not as expected"
+
+"$mpiexec" -np 2 --oversubscribe "$ddptrain" bench comm --max-bytes 64 --iters 1 --warmup 0 \
+  --ddp.shared_memory=false </dev/null >"$work/out_mpi" 2>&1 ||
+  { cat "$work/out_mpi"; fail "bench comm --ddp.shared_memory=false exit $?"; }
+if grep -q "node-shared memory" "$work/out_mpi"; then
+  cat "$work/out_mpi"; fail "a shared-memory table although ddp.shared_memory = false"
+fi
+grep -q "all results checked on every rank" "$work/out_mpi" ||
+  { cat "$work/out_mpi"; fail "ddp.shared_memory = false: results not checked"; }
 
 # expect_usage ARGS...: exit 2 and one error line.
 expect_usage() {

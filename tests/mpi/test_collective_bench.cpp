@@ -59,17 +59,45 @@ TEST(CollectiveBench, EveryOpAndSizeIsTimedOnEveryRankAlike) {
   for (int r = 1; r < comm.size(); ++r) EXPECT_TRUE(torch::equal(all[r], all[0])) << "rank " << r;
 }
 
-// An all_reduce that leaves the last rank's result one off (a broken link, a bad reduction).
+// Buffers made as training makes its gradient buckets: with MPI on one node they lie in
+// node-shared memory, so the sums timed (and checked) are those that training's steps do.
+TEST(CollectiveBench, BackendBuffersAreSummedWhereTrainingSumsItsBuckets) {
+  MpiComm comm(MPI_COMM_WORLD);
+  CollectiveBenchOptions options;
+  options.ops = {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter};
+  options.min_bytes = 64;
+  options.max_bytes = 1 << 20;
+  options.step_factor = 16;
+  options.iterations = 3;
+  options.warmup = 1;
+  options.backend_buffers = true;
+  const std::vector<CollectiveTiming> timings = time_collectives(comm, options);
+  ASSERT_EQ(timings.size(),
+            bench_sizes(options, CollectiveOp::kAllReduce, comm.size()).size() +
+                bench_sizes(options, CollectiveOp::kReduceScatter, comm.size()).size());
+  // One rank has nothing to share; the MPI tests run every rank on one node.
+  for (const CollectiveTiming& t : timings) {
+    EXPECT_EQ(t.shared_memory, comm.size() > 1) << collective_name(t.op) << " " << t.bytes;
+    EXPECT_GT(t.seconds, 0);
+  }
+  // Plain buffers are not.
+  options.backend_buffers = false;
+  for (const CollectiveTiming& t : time_collectives(comm, options)) EXPECT_FALSE(t.shared_memory);
+}
+
+// An all_reduce that leaves the last rank's result one off (a broken link, a bad reduction); with
+// `only_shared`, only in buffers that lie in node-shared memory.
 class OffByOneAllReduce final : public Communicator {
  public:
-  explicit OffByOneAllReduce(Communicator& inner) : inner_(inner) {}
+  OffByOneAllReduce(Communicator& inner, bool only_shared)
+      : inner_(inner), only_shared_(only_shared) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   std::string backend_name() const override { return inner_.backend_name(); }
   torch::Device device() const override { return inner_.device(); }
   std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override {
     inner_.all_reduce_async(tensor, op)->wait();
-    if (rank() == size() - 1) tensor.add_(1);
+    if (rank() == size() - 1 && (!only_shared_ || inner_.in_shared_memory(tensor))) tensor.add_(1);
     return inner_.all_reduce_async(torch::zeros({1}), ReduceOp::kSum);  // a finished Work
   }
   std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) override {
@@ -83,30 +111,50 @@ class OffByOneAllReduce final : public Communicator {
     return inner_.all_gather(tensor);
   }
   void barrier() override { inner_.barrier(); }
+  torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) override {
+    return inner_.allocate_buffer(numel, options);
+  }
+  bool in_shared_memory(const torch::Tensor& buffer) const override {
+    return inner_.in_shared_memory(buffer);
+  }
 
  private:
   Communicator& inner_;
+  bool only_shared_;
 };
 
-TEST(CollectiveBench, AWrongResultIsAnErrorNamingTheOpAndRank) {
+// The last rank's wrong all_reduce result is an Error there, naming the op and the rank. With
+// backend_buffers only a sum in node-shared memory goes wrong (none at one rank): caught only if
+// the checked call takes the path that was timed.
+void expect_wrong_result_caught(bool backend_buffers) {
   MpiComm comm(MPI_COMM_WORLD);
-  OffByOneAllReduce broken(comm);
+  OffByOneAllReduce broken(comm, /*only_shared=*/backend_buffers);
   CollectiveBenchOptions options;
   options.ops = {CollectiveOp::kAllReduce};
   options.min_bytes = options.max_bytes = 64;
   options.iterations = 1;
   options.warmup = 0;
-  const bool last = comm.rank() == comm.size() - 1;
+  options.backend_buffers = backend_buffers;
+  const bool wrong = comm.rank() == comm.size() - 1 && (!backend_buffers || comm.size() > 1);
   try {
     time_collectives(broken, options);
-    EXPECT_FALSE(last) << "the last rank's wrong result was not caught";
+    EXPECT_FALSE(wrong) << "the last rank's wrong result was not caught";
   } catch (const Error& e) {
-    EXPECT_TRUE(last) << e.what();
+    EXPECT_TRUE(wrong) << e.what();
     EXPECT_NE(std::string(e.what()).find("all_reduce of 16 values gave wrong results on rank " +
                                          std::to_string(comm.rank())),
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(CollectiveBench, AWrongResultIsAnErrorNamingTheOpAndRank) {
+  expect_wrong_result_caught(/*backend_buffers=*/false);
+}
+
+// The check runs on the path that was timed: node-shared memory with MPI on one node.
+TEST(CollectiveBench, AWrongResultInTheBackendsBuffersIsAnError) {
+  expect_wrong_result_caught(/*backend_buffers=*/true);
 }
 
 }  // namespace

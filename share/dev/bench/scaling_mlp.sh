@@ -127,9 +127,10 @@ echo "the ceiling's two runs, $sides: median $(median "${CA[@]}") ($(range 0 "${
 # The bound at 2 ranks with ddp.shared_memory = false: each rank's cores are busy computing, so
 # MPI_Allreduce of the gradients (9.05 MiB of fp32 for this MLP's 2,372,618 parameters) cannot
 # hide behind compute and adds its own time to the ceiling's step. Timed here with
-# `ddptrain bench comm` alone (MPI_Allreduce).
+# `ddptrain bench comm` alone (MPI_Allreduce; ddp.shared_memory = false leaves out its second
+# table, the sums in node-shared memory).
 allreduce_us=$("${launch[@]}" 2 "$ddptrain" bench comm --min-bytes 9490472 --max-bytes 9490472 \
-  --ops all_reduce --iters 50 | awk '$1 == "all_reduce" { print $5 }')
+  --ops all_reduce --iters 50 --ddp.shared_memory=false | awk '$1 == "all_reduce" { print $5 }')
 awk -v c="$c2" -v d="$m2" -v a="$allreduce_us" 'BEGIN {
   step = 2 * 64 / c * 1e3; bound = 2 * 64 / ((step + a / 1e3) / 1e3)  # ms; samples/s
   printf "MPI_Allreduce of the gradients alone (bench comm, 2 ranks): %.2f ms; ceiling step %.2f ms + that = %.0f samples/s at most without overlap (%.3f of the ceiling); ddptrain with ddp.shared_memory = false reaches %.3f of that bound\n", a / 1e3, step, bound, bound / c, d / bound }'
