@@ -104,6 +104,12 @@ std::optional<CollectiveBenchOptions> shared_memory_leg(const DdpConfig& ddp, Co
   return shared;
 }
 
+// The tables' column names, aligned with row().
+std::string column_header() {
+  return fmt::format("  {:<15} {:>10} {:>12} {:>12} {:>13} {:>13}", "op", "size", "elements",
+                     "time (us)", "algbw (GB/s)", "busbw (GB/s)");
+}
+
 std::string row(const CollectiveTiming& t) {
   constexpr double kGB = 1e9;  // nccl-tests' GB/s
   return fmt::format("  {:<15} {:>10} {:>12} {:>12.1f} {:>13.3f} {:>13.3f}", collective_name(t.op),
@@ -125,11 +131,9 @@ int bench_comm(std::vector<std::string> args, MpiEnv& mpi) {
                      "  {} timed calls per size after {} warm-up calls, issued back to back; time "
                      "is the slowest rank's mean per call\n"
                      "  algbw = size / time; busbw = algbw x 2(n-1)/n (all_reduce) or x (n-1)/n "
-                     "(reduce_scatter, all_gather), as in nccl-tests; GB/s = 1e9 bytes/s\n\n"
-                     "  {:<15} {:>10} {:>12} {:>12} {:>13} {:>13}",
+                     "(reduce_scatter, all_gather), as in nccl-tests; GB/s = 1e9 bytes/s\n\n{}",
                      comm->backend_name(), comm->size(), job.topology.node_count,
-                     job.device.device.str(), options.iterations, options.warmup, "op", "size",
-                     "elements", "time (us)", "algbw (GB/s)", "busbw (GB/s)")
+                     job.device.device.str(), options.iterations, options.warmup, column_header())
               << std::endl;
   }
   const auto print = [&](const CollectiveTiming& t) {
@@ -142,9 +146,8 @@ int bench_comm(std::vector<std::string> args, MpiEnv& mpi) {
       std::cout << fmt::format(
                        "\n  through node-shared memory (ddp.shared_memory): how training sums its "
                        "gradient buckets with\n  every rank on one node; each call waited for "
-                       "before the next, as a bucket is summed once per step\n\n"
-                       "  {:<15} {:>10} {:>12} {:>12} {:>13} {:>13}",
-                       "op", "size", "elements", "time (us)", "algbw (GB/s)", "busbw (GB/s)")
+                       "before the next, as a bucket is summed once per step\n\n{}",
+                       column_header())
                 << std::endl;
     }
     time_collectives(*comm, *shared, print);

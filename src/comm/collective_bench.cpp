@@ -147,7 +147,6 @@ std::vector<CollectiveTiming> time_collectives(
   using Seconds = std::chrono::duration<double>;
   std::vector<CollectiveTiming> timings;
   const auto values = torch::TensorOptions().dtype(torch::kFloat).device(comm.device());
-  const bool one_at_a_time = options.backend_buffers;
   for (const CollectiveOp op : options.ops) {
     for (const int64_t bytes : bench_sizes(options, op, comm.size())) {
       const int64_t elements = bytes / kValueBytes;
@@ -156,10 +155,10 @@ std::vector<CollectiveTiming> time_collectives(
       torch::Tensor output = op == CollectiveOp::kReduceScatter
                                  ? torch::empty({elements / comm.size()}, values)
                                  : torch::Tensor();
-      run_calls(comm, op, buffer, output, options.warmup, one_at_a_time);
+      run_calls(comm, op, buffer, output, options.warmup, options.backend_buffers);
       comm.barrier();  // every rank starts the timed calls together
       const auto start = std::chrono::steady_clock::now();
-      run_calls(comm, op, buffer, output, options.iterations, one_at_a_time);
+      run_calls(comm, op, buffer, output, options.iterations, options.backend_buffers);
       const double mine = Seconds(std::chrono::steady_clock::now() - start).count();
       CollectiveTiming t;
       t.op = op;
