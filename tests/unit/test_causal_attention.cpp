@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "models/causal_attention.hpp"
+#include "support/relative_error.hpp"
 
 namespace ddpt {
 namespace {
@@ -12,10 +13,7 @@ struct Case {
   int64_t batch, time, n_head, head_dim;
 };
 
-// Largest |a - b| relative to the largest |b|.
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kDouble) - b).abs().max().item<double>() / b.abs().max().item<double>();
-}
+using ddpt::testing::relative_error;
 
 void expect_fused_matches_reference(const Case& c) {
   torch::manual_seed(7);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "models/cpu_convolutions.hpp"
+#include "support/relative_error.hpp"
 
 namespace ddpt {
 namespace {
@@ -14,10 +15,7 @@ struct Case {
   int64_t batch, in, out, kernel, stride, size;
 };
 
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  const double scale = std::max(b.abs().max().item<double>(), 1e-30);
-  return (a.to(torch::kDouble) - b).abs().max().item<double>() / scale;
-}
+using ddpt::testing::relative_error;
 
 std::vector<torch::Tensor> convolve(const Case& c, const torch::Tensor& input,
                                     const torch::Tensor& weight, const torch::Tensor& upstream) {

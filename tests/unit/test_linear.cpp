@@ -11,6 +11,7 @@
 #include "models/cpu_gemm.hpp"
 #include "models/linear.hpp"
 #include "support/autograd_hooks.hpp"
+#include "support/relative_error.hpp"
 #include "train/autocast.hpp"
 #include "util/gradients_in_place.hpp"
 
@@ -19,12 +20,7 @@ namespace {
 
 using ddpt::testing::PostHookRuns;
 using ddpt::testing::ReceivedGradient;
-
-// Largest |a - b| relative to the largest |b| (b in float64).
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  const double scale = std::max(b.abs().max().item<double>(), 1e-30);
-  return (a.to(torch::kDouble) - b).abs().max().item<double>() / scale;
-}
+using ddpt::testing::relative_error;
 
 struct Grads {
   torch::Tensor y, dx, dw, db;
