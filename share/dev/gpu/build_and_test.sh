@@ -22,7 +22,7 @@
 set -uo pipefail
 started=$SECONDS
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-cd "$repo"
+cd "$repo" || exit 2
 out=${OUT:-$repo/gpu-report}
 mkdir -p "$out"
 prefix=${DEPS_PREFIX:-/opt/ddptrain-deps}
@@ -59,7 +59,7 @@ done
 say "fallback libraries linked in (missing here): ${linked[*]:-none}"
 # The linker wants unversioned names for what h5pcc -show lists (-lcrypto -lcurl -lsz -lz).
 for name in crypto curl sz z aec; do
-  target=$(ls "$lib"/lib$name.so.* 2>/dev/null | head -1)
+  target=$(compgen -G "$lib/lib$name.so.*" | head -1)
   [[ -n $target ]] || target=$(ldconfig -p | awk -v n="lib$name.so." 'index($1, n) == 1 {print $NF; exit}')
   [[ -n $target ]] && ln -sf "$target" "$prefix/linkstubs/lib$name.so"
 done
@@ -98,7 +98,7 @@ if [[ -n $nccl_home && ! -e $nccl_home/lib/libnccl.so ]]; then
   mkdir -p "$prefix/nccl/lib"
   ln -sfn "$nccl_home/include" "$prefix/nccl/include"
   ln -sf "$nccl_home"/lib/libnccl.so.* "$prefix/nccl/lib/"
-  ln -sf "$(ls "$nccl_home"/lib/libnccl.so.* | head -1)" "$prefix/nccl/lib/libnccl.so"
+  ln -sf "$(compgen -G "$nccl_home/lib/libnccl.so.*" | head -1)" "$prefix/nccl/lib/libnccl.so"
   nccl_home=$prefix/nccl
 fi
 export NCCL_HOME=$nccl_home
@@ -141,14 +141,14 @@ grep -E "^(MPI_CXX_COMPILER|HDF5_C_COMPILER_EXECUTABLE|Torch_DIR|DDPTRAIN_NCCL_L
   "$build/CMakeCache.txt" | tee -a "$report"
 [[ ${1:-} == --configure-only ]] && exit 0
 if [[ -n ${BIN_TARBALL:-} ]]; then
-  rm -rf "$build/bin" && tar -xzf "$BIN_TARBALL" -C "$build" && mv "$build/ddptrain-bin" "$build/bin"
+  rm -rf "${build:?}/bin" && tar -xzf "$BIN_TARBALL" -C "$build" && mv "$build/ddptrain-bin" "$build/bin"
   say "executables from $BIN_TARBALL (not built here)"
 else
   timeout 330 cmake --build "$build" -j "$(nproc)" \
     --target ddptrain ddptrain-h5probe ddptrain_mpi_tests >"$logs/build.log" 2>&1
   rc=$?
   ((rc == 0)) || { grep -m20 -B2 -A8 "error" "$logs/build.log"; tail -5 "$logs/build.log"; say "build FAILED (exit $rc, build.log)"; exit 1; }
-  say "built: $(ls "$build/bin" | tr '\n' ' ')"
+  say "built: $(cd "$build/bin" && echo *)"
   rm -rf /tmp/ddptrain-bin && cp -r "$build/bin" /tmp/ddptrain-bin && strip /tmp/ddptrain-bin/* 2>/dev/null
   tar -czf "$out/bin.tar.gz" -C /tmp ddptrain-bin
 fi

@@ -46,4 +46,5 @@ download() {  # download DIR PACKAGE...: those not in DIR yet
 }
 download "$out" "${packages[@]}"
 download "$out/fallback" "${fallback[@]}"
-echo "$(ls "$out"/*.deb "$out"/fallback/*.deb | wc -l) packages, $(du -sh "$out" | cut -f1) in $out"
+debs=("$out"/*.deb "$out"/fallback/*.deb)
+echo "${#debs[@]} packages, $(du -sh "$out" | cut -f1) in $out"
