@@ -3,12 +3,37 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "io/checkpoint.hpp"
 #include "train/progress_display.hpp"
 #include "util/byte_size.hpp"
 
 namespace ddpt {
+
+namespace {
+
+// Where rank 0's steady steps went, and on a CPU how the ranks' steps compare: none, one or two
+// (label, text) lines.
+std::vector<std::pair<const char*, std::string>> step_split_lines(const RunOutcome& outcome) {
+  const StepSplit& split = outcome.summary->split;
+  const std::string text = split.describe();
+  if (!outcome.summary->split_is_work || text.empty()) return {};
+  if (split.on_gpu) {
+    // Every rank's comm wait would read 0 here (a stream's wait inside backward): no ranks' line.
+    return {{"step time (GPU)", text + " (rank 0, steps after the warm-up; CUDA events: each "
+                                       "phase's work and the GPU's idle time in it)"}};
+  }
+  std::vector<std::pair<const char*, std::string>> lines{
+      {"step time", text + " (rank 0, steps after the warm-up)"}};
+  if (std::string ranks = describe_rank_steps(outcome.ranks); !ranks.empty()) {
+    lines.emplace_back("ranks' steps", std::move(ranks));
+  }
+  return lines;
+}
+
+}  // namespace
 
 std::string run_summary_text(const Config& config, const DatasetInfo& info,
                              const RunOutcome& outcome) {
@@ -42,13 +67,7 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
     add("throughput",
         rate + fmt::format(" (all ranks, after {} warm-up steps)", outcome.summary->warmup_steps));
   }
-  if (const std::string split = outcome.summary->split.describe();
-      outcome.summary->split_is_work && !split.empty()) {
-    add("step time", split + " (rank 0, steps after the warm-up)");
-    if (const std::string ranks = describe_rank_steps(outcome.ranks); !ranks.empty()) {
-      add("ranks' steps", ranks);
-    }
-  }
+  for (const auto& [label, value] : step_split_lines(outcome)) add(label, value);
   if (!outcome.summary->records.empty()) {
     const StepRecord& last = outcome.summary->records.back();
     const int64_t from = outcome.summary->records.size() > 1

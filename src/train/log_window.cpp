@@ -6,8 +6,18 @@
 
 namespace ddpt {
 
+void LogWindow::add_loss(const torch::Tensor& step_loss) {
+  // Out of place: a copied window (a checkpoint's) never shares the running sum.
+  const torch::Tensor loss = step_loss.detach().to(torch::kDouble);
+  loss_sum = loss_sum.defined() ? loss_sum.to(loss.device()) + loss : loss.clone();
+}
+
+double LogWindow::loss_sum_value() const {
+  return loss_sum.defined() ? loss_sum.item<double>() : 0.0;
+}
+
 torch::Tensor LogWindow::to_row() const {
-  return torch::tensor({loss_sum, static_cast<double>(steps), static_cast<double>(skipped),
+  return torch::tensor({loss_sum_value(), static_cast<double>(steps), static_cast<double>(skipped),
                         static_cast<double>(skipped_total)},
                        torch::kDouble);
 }
@@ -32,7 +42,7 @@ LogWindow LogWindow::from_rows(const torch::Tensor& rows, int rank, int world_si
     return static_cast<int64_t>(value);
   };
   LogWindow window;
-  window.loss_sum = own[0].item<double>();
+  window.loss_sum = own[0].clone();
   window.steps = count(1);
   window.skipped = count(2);
   window.skipped_total = count(3);

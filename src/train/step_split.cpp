@@ -2,8 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <exception>
 #include <utility>
 #include <vector>
+
+#include "util/log.hpp"
+
+#ifdef DDPTRAIN_TORCH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace ddpt {
 
@@ -11,13 +20,12 @@ std::string StepSplit::describe() const {
   if (steps <= 0 || total <= 0) return {};
   const double per_step_ms = 1e3 / static_cast<double>(steps);
   const double in_steps = zero_sync + data + forward + backward + comm_wait + update;
-  const std::vector<std::pair<const char*, double>> parts{{"forward", forward},
-                                                          {"backward", backward},
-                                                          {"comm wait", comm_wait},
-                                                          {"optimizer", update},
-                                                          {"data", data},
-                                                          {"zero+sync", zero_sync},
-                                                          {"between steps", total - in_steps}};
+  std::vector<std::pair<const char*, double>> parts{{"forward", forward}, {"backward", backward}};
+  if (!on_gpu) parts.emplace_back("comm wait", comm_wait);
+  parts.insert(parts.end(), {{"optimizer", update},
+                             {"data", data},
+                             {"zero+sync", zero_sync},
+                             {"between steps", total - in_steps}});
   std::string text = fmt::format("{:.2f} ms per step:", total * per_step_ms);
   const char* separator = " ";
   for (const auto& [name, seconds] : parts) {
@@ -26,6 +34,79 @@ std::string StepSplit::describe() const {
     separator = ", ";
   }
   return text;
+}
+
+#ifdef DDPTRAIN_TORCH_CUDA
+struct GpuLapTimer::Events {
+  c10::DeviceIndex device;
+  std::vector<at::cuda::CUDAEvent> marks;  // recorded, in order
+  std::vector<double StepSplit::*> ends;   // ends[i]: the phase marks[i] ends (nullptr: none)
+  std::vector<at::cuda::CUDAEvent> spare;  // passed and read: recorded again by later laps
+
+  // Keeps the last `keep` marks, and takes the others back for reuse.
+  void retire_all_but(size_t keep) {
+    const size_t retired = marks.size() - std::min(keep, marks.size());
+    for (size_t i = 0; i < retired; ++i) spare.push_back(std::move(marks[i]));
+    marks.erase(marks.begin(), marks.begin() + static_cast<std::ptrdiff_t>(retired));
+    ends.erase(ends.begin(), ends.begin() + static_cast<std::ptrdiff_t>(retired));
+  }
+};
+
+GpuLapTimer::GpuLapTimer(const c10::Device& device) {
+  if (device.is_cuda()) impl_ = std::make_unique<Events>(Events{device.index(), {}, {}, {}});
+}
+
+void GpuLapTimer::lap(double StepSplit::*phase) noexcept {
+  if (!impl_) return;
+  try {
+    at::cuda::CUDAEvent event(cudaEventDefault);  // with timing, unlike the default flags
+    if (!impl_->spare.empty()) {
+      event = std::move(impl_->spare.back());
+      impl_->spare.pop_back();
+    }
+    event.record(c10::cuda::getCurrentCUDAStream(impl_->device));
+    impl_->marks.push_back(std::move(event));
+    impl_->ends.push_back(phase);
+  } catch (const std::exception& error) {
+    switch_off("recording a CUDA event", error.what());
+  }
+}
+
+void GpuLapTimer::collect(StepSplit& split) noexcept {
+  if (!impl_ || impl_->marks.size() < 2) return;
+  try {
+    impl_->marks.back().synchronize();
+    for (size_t i = 1; i < impl_->marks.size(); ++i) {
+      const double seconds = impl_->marks[i - 1].elapsed_time(impl_->marks[i]) / 1e3;
+      if (impl_->ends[i] != nullptr) split.*impl_->ends[i] += seconds;
+      split.total += seconds;
+    }
+    split.on_gpu = true;
+    impl_->retire_all_but(1);
+  } catch (const std::exception& error) {
+    switch_off("reading CUDA events", error.what());
+  }
+}
+
+void GpuLapTimer::discard() noexcept {
+  if (impl_) impl_->retire_all_but(0);
+}
+#else
+struct GpuLapTimer::Events {};
+GpuLapTimer::GpuLapTimer(const c10::Device& /*device*/) {}
+void GpuLapTimer::lap(double StepSplit::* /*phase*/) noexcept {}
+void GpuLapTimer::collect(StepSplit& /*split*/) noexcept {}
+void GpuLapTimer::discard() noexcept {}
+#endif
+
+GpuLapTimer::~GpuLapTimer() = default;
+
+void GpuLapTimer::switch_off(const char* what, const char* why) noexcept {
+  impl_.reset();
+  try {
+    spdlog::warn("the GPU's step split is off ({} failed: {}); training goes on", what, why);
+  } catch (...) {  // a warning that cannot be written changes nothing
+  }
 }
 
 }  // namespace ddpt

@@ -60,6 +60,26 @@ struct RowTiming {
   void restart() { *this = RowTiming(); }
 };
 
+// The phases of one step on both clocks: end(phase) adds the host's time since the last lap to
+// the host's split and marks the phase's end on the GPU (GpuLapTimer; nothing on a CPU device).
+class PhaseLaps {
+ public:
+  // Marks the step's start on the GPU: its time since the last step's end is between steps.
+  PhaseLaps(StepSplit& host, GpuLapTimer& gpu) : host_(host), gpu_(gpu) { gpu_.lap(nullptr); }
+  // Returns the host's seconds.
+  double end(double StepSplit::*phase) noexcept {
+    const double seconds = timer_.lap();
+    host_.*phase += seconds;
+    gpu_.lap(phase);
+    return seconds;
+  }
+
+ private:
+  LapTimer timer_;
+  StepSplit& host_;
+  GpuLapTimer& gpu_;
+};
+
 std::string progress_line(const StepRecord& record, int64_t last_step) {
   const int steps_width = static_cast<int>(std::to_string(last_step).size());
   return fmt::format(
@@ -81,7 +101,8 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       sampler_(sampler_spec(config, comm, data.size())),
       schedule_(config.optim, config.train.steps),
       precision_(usable_precision(config.train.precision, comm.device())),
-      spike_(config.train) {
+      spike_(config.train),
+      gpu_laps_(comm.device()) {
   model_.to(comm_.device());
   check_output_fits();
   model_.train(true);
@@ -141,28 +162,26 @@ void Trainer::skip_step(int64_t step, const char* why) {
   spdlog::warn("step {}: {}; every rank skips this step", step + 1, why);
 }
 
-std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches) {
+std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& batches) {
   const int64_t accum = config_.train.grad_accum;
-  LapTimer timer;
+  PhaseLaps laps(split_, gpu_laps_);
   engine_->zero_grad();
   engine_->sync_buffers();
-  split_.zero_sync += timer.lap();
+  laps.end(&StepSplit::zero_sync);
   last_data_wait_ = 0;
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(comm_.device()));
   for (int64_t micro = 0; micro < accum; ++micro) {
     // Pinned on CUDA devices: from pageable memory a copy is synchronous whatever non_blocking
     // says; from pinned memory it is a DMA that overlaps the GPU's work.
     const Batch batch = batches.next(step, micro);
-    const double waited = timer.lap();
-    split_.data += waited;
-    last_data_wait_ += waited;
+    last_data_wait_ += laps.end(&StepSplit::data);
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
     const torch::Tensor loss = batch_loss(batch) / static_cast<double>(accum);
-    split_.forward += timer.lap();
+    laps.end(&StepSplit::forward);
     backward(loss, /*sync=*/micro == accum - 1);
     step_loss += loss.detach();
-    split_.backward += timer.lap();
+    laps.end(&StepSplit::backward);
   }
   // The wait for the last all-reduces happens inside the last backward call.
   const double comm_wait = engine_->reducer().last_trace().wait_seconds;
@@ -170,10 +189,9 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   split_.backward -= comm_wait;
   // What follows, up to whichever return, is the update.
   struct UpdateLap {
-    LapTimer& timer;
-    double& seconds;
-    ~UpdateLap() { seconds += timer.lap(); }
-  } update_lap{timer, split_.update};
+    PhaseLaps& laps;
+    ~UpdateLap() { laps.end(&StepSplit::update); }
+  } update_lap{laps};
   // A NaN or inf on any rank reaches every rank's averaged gradients through the all-reduce, so
   // every rank makes the same decision here, and skips the step together.
   std::optional<double> norm;
@@ -215,7 +233,7 @@ std::optional<double> Trainer::train_step(int64_t step, BatchPrefetcher& batches
   set_learning_rate(optimizer_->optimizer(), lr_);
   optimizer_->step();
   if (ema_) ema_->update();
-  return step_loss.item<double>();
+  return step_loss;
 }
 
 void Trainer::trial_step(int64_t batch) {
@@ -254,7 +272,8 @@ bool Trainer::gradients_finite(std::optional<double>& norm) {
   return engine_->reducer().gradients_finite();
 }
 
-std::optional<double> Trainer::train_step_or_explain(int64_t step, BatchPrefetcher& batches) {
+std::optional<torch::Tensor> Trainer::train_step_or_explain(int64_t step,
+                                                            BatchPrefetcher& batches) {
   try {
     return train_step(step, batches);
   } catch (const c10::OutOfMemoryError& error) {
@@ -273,7 +292,7 @@ StepRecord Trainer::record_row(int64_t done) {
   // The loss line is global: mean over ranks (one small collective per log interval).
   const int64_t counted = window_.steps - window_.skipped;
   // On the communicator's device: NCCL reduces CUDA tensors only.
-  torch::Tensor loss = torch::tensor({counted > 0 ? window_.loss_sum / counted
+  torch::Tensor loss = torch::tensor({counted > 0 ? window_.loss_sum_value() / counted
                                                   : std::numeric_limits<double>::quiet_NaN()},
                                      torch::kDouble)
                            .to(comm_.device());
@@ -311,10 +330,12 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     if (step - start_step_ == summary.warmup_steps) {
       steady.reset();
       split_ = StepSplit();
+      gpu_laps_.discard();
+      gpu_split_ = StepSplit();
     }
     if (callbacks.on_step_begin) callbacks.on_step_begin(step + 1);
-    if (const std::optional<double> loss = train_step_or_explain(step, batches)) {
-      window_.loss_sum += *loss;
+    if (const std::optional<torch::Tensor> loss = train_step_or_explain(step, batches)) {
+      window_.add_loss(*loss);
     } else {
       ++window_.skipped;
     }
@@ -330,6 +351,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     if (done % config_.log.every != 0 && !last) continue;
 
     StepRecord record = record_row(done);
+    gpu_laps_.collect(gpu_split_);  // the row's read-back waited for the GPU: its marks are passed
     timing.fill(record, global_batch);
     summary.records.push_back(record);
     if (callbacks.on_record) callbacks.on_record(record);
@@ -350,8 +372,13 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     summary.split = split_;
     summary.split.total = steady.seconds();
     summary.split.steps = steady_steps;
+    gpu_laps_.collect(gpu_split_);
+    if (gpu_laps_.enabled() && gpu_split_.on_gpu) {
+      summary.split = gpu_split_;
+      summary.split.steps = steady_steps;
+    }
   }
-  summary.split_is_work = comm_.device().is_cpu();
+  summary.split_is_work = comm_.device().is_cpu() || summary.split.on_gpu;
   return summary;
 }
 

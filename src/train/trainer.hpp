@@ -48,7 +48,8 @@ struct TrainSummary {
   int64_t warmup_steps = 0;         // excluded from the steady-state throughput
   double steady_samples_per_s = 0;  // global
   StepSplit split;                  // this rank's steady steps, phase by phase
-  bool split_is_work = false;       // the device is the CPU: the split times the work itself
+  // The split times the work itself: the device is the CPU, or the split was timed on the GPU.
+  bool split_is_work = false;
 };
 
 // What the trainer was built into, for the banner and for tests.
@@ -115,10 +116,10 @@ class Trainer : public Checkpointed {
   void load(const StateReader& root) override;
 
  private:
-  // Returns this rank's loss for the step, or nullopt if every rank skipped it (non-finite
-  // gradients); NumericalError after train.max_bad_steps skipped steps in a row. Adds the time of
-  // its phases to split_.
-  std::optional<double> train_step(int64_t step, BatchPrefetcher& batches);
+  // Returns this rank's loss for the step, a float scalar on the device and not read back, or
+  // nullopt if every rank skipped it (non-finite gradients); NumericalError after
+  // train.max_bad_steps skipped steps in a row. Adds the time of its phases to split_.
+  std::optional<torch::Tensor> train_step(int64_t step, BatchPrefetcher& batches);
   // This rank's mean loss over `batch` (moved to the device; the forward under autocast).
   torch::Tensor batch_loss(const Batch& batch);
   // Backward of `loss`, scaled by the fp16 loss scale if there is one; `sync`: as
@@ -129,7 +130,7 @@ class Trainer : public Checkpointed {
   bool gradients_finite(std::optional<double>& norm);
   // train_step, with LibTorch's CUDA out-of-memory error rethrown as OutOfMemoryError (exit 6)
   // naming the step and the batch size that did not fit.
-  std::optional<double> train_step_or_explain(int64_t step, BatchPrefetcher& batches);
+  std::optional<torch::Tensor> train_step_or_explain(int64_t step, BatchPrefetcher& batches);
   // Collective: the row of metrics.h5 for the steps since the last one, up to `done`, without
   // the timings (the loss is averaged over ranks).
   StepRecord record_row(int64_t done);
@@ -159,7 +160,10 @@ class Trainer : public Checkpointed {
   LogWindow window_;
   int64_t start_step_ = 0;
   int64_t steps_done_ = 0;
-  StepSplit split_;
+  StepSplit split_;  // the host's laps
+  // On a GPU, the same laps on the GPU (collected at each metrics row): the summary's split there.
+  GpuLapTimer gpu_laps_;
+  StepSplit gpu_split_;
   double last_data_wait_ = 0;  // seconds the last step waited for its batches (all micro-steps)
 };
 

@@ -4,6 +4,7 @@
 # it there; elsewhere it reports "[  SKIPPED ]" and ctest counts it as skipped, not passed).
 #  - fp32: 30 steps on the GPU end within 1e-4 (relative, per parameter) of the same 30 steps on
 #    the CPU, with SGD and with AdamW;
+#  - the GPU run's summary splits its step on the GPU (CUDA events): the phases add up;
 #  - bf16 (autocast): a small GPT's logged loss falls by a fifth over 100 steps;
 #  - fp16 with dynamic loss scaling: an initial scale of 1e30 overflows the first step, which is
 #    skipped (skipped_steps = 1) and backs the scale off to 1e4 (x 1e-26); the loss still falls;
@@ -87,6 +88,28 @@ fp32_matches_cpu() {
 }
 check "fp32 SGD: GPU = CPU" fp32_matches_cpu sgd --optim.type=sgd --optim.lr=0.05
 check "fp32 AdamW: GPU = CPU" fp32_matches_cpu adamw --optim.type=adamw
+
+# The summary of a GPU run splits its step on the GPU (CUDA events where the host laps): every
+# phase but comm wait, none negative, forward and backward not empty, adding up to the total.
+gpu_step_split() {
+  local line
+  line=$(grep "step time (GPU)" "$work/gpu_adamw.log") || { echo "no GPU step split"; return 1; }
+  echo "$line"
+  "$python" - "$line" <<'PY'
+import re
+import sys
+line = sys.argv[1]
+total = float(re.search(r"([\d.]+) ms per step", line).group(1))
+parts = {name: float(ms) for name, ms in re.findall(
+    r"(forward|backward|comm wait|optimizer|data|zero\+sync|between steps) (-?[\d.]+) \(", line)}
+expected = {"forward", "backward", "optimizer", "data", "zero+sync", "between steps"}
+ok = (set(parts) == expected and min(parts.values()) >= 0 and parts["forward"] > 0 and
+      parts["backward"] > 0 and abs(sum(parts.values()) - total) <= 0.05)
+print(f"phases {sorted(parts)}, sum {sum(parts.values()):.2f} of {total:.2f} ms")
+sys.exit(0 if ok else 1)
+PY
+}
+check "GPU step split: CUDA events, the phases add up" gpu_step_split
 
 bf16_loss_falls() {
   "$mpiexec" -np 1 "$ddptrain" train "$deck" --data.type=synthetic_tokens --data.vocab=64 \

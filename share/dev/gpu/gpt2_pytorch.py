@@ -11,6 +11,7 @@ Also measures the GPU's bf16 matrix rate (8192^3, random data, CUDA events, medi
 Prints one line per measurement:
   MATMUL tflops=X
   RESULT impl=NAME tokens_per_s=X spread=LO..HI step_ms=Y peak_alloc_gib=Z final_loss=L
+  PHASES impl=NAME between_ms=A forward_ms=B backward_ms=C optimizer_ms=D   (medians, CUDA events)
   CHECKPOINT impl=NAME seconds=S bytes=B   (torch.save of model + optimizer state, fsync'd)
 """
 import argparse
@@ -70,14 +71,24 @@ def run(a, impl):
     tokens = torch.randint(0, a.data_vocab, (a.batch, a.block + 1), device="cuda")
     x, y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
 
-    def step():
+    def step(marks=None):
+        """One step; with `marks` (a list), appends a recorded CUDA event where each phase ends,
+        as ddptrain's summary splits its step (its "step time (GPU)" line)."""
+        def mark():
+            if marks is not None:
+                marks.append(torch.cuda.Event(enable_timing=True))
+                marks[-1].record()
+        mark()  # the time from the last step's end: between steps
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             logits = net(x)
         loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1))
+        mark()  # forward
         loss.backward()
+        mark()  # backward
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
+        mark()  # optimizer
         return loss
 
     t0 = time.perf_counter()
@@ -96,6 +107,19 @@ def run(a, impl):
         end.synchronize()
         rates.append(a.batch * a.block * a.steps / (start.elapsed_time(end) / 1e3))
     median = statistics.median(rates)
+    # Where the step's time goes, on the GPU, in steps of their own (events recorded at each
+    # phase's end; read after the last one): the phases ddptrain's summary reports.
+    marks = []
+    for _ in range(a.steps):
+        step(marks)
+    marks[-1].synchronize()
+    phases = {"between": [], "forward": [], "backward": [], "optimizer": []}
+    names = ["between", "forward", "backward", "optimizer"]
+    for i in range(1, len(marks)):
+        phases[names[i % 4]].append(marks[i - 1].elapsed_time(marks[i]))
+    print("PHASES impl=%s %s" % (impl, " ".join(
+        "%s_ms=%.2f" % (name, statistics.median(times)) for name, times in phases.items())),
+        flush=True)
     print("RESULT impl=%s tokens_per_s=%.0f spread=%.0f..%.0f step_ms=%.2f peak_alloc_gib=%.2f "
           "final_loss=%.4f warmup_s=%.1f params=%d"
           % (impl, median, min(rates), max(rates), a.batch * a.block / median * 1e3,

@@ -73,7 +73,41 @@ def main():
             name, "%.0f" % rate if rate else "FAILED", spread or "-", mfu,
             "%d MiB" % smi if smi else "-", "%.2f GiB" % alloc if alloc else "-",
             "%.3f" % ckpt if ckpt else "-"))
+    print_phases(out, eager, compiled)
     return 0
+
+
+def print_phases(out, eager, compiled):
+    """Where a step's time goes on the GPU, from CUDA events at each phase's end: PyTorch's PHASES
+    lines, and ddptrain's summary line "step time (GPU)" (its steady steps; "other" is data,
+    zero+sync and between steps, whose between steps include the metrics rows)."""
+    print()
+    print("| run (ms per step, GPU) | forward | backward | optimizer | other | total |")
+    print("|---|---|---|---|---|---|")
+    for text, impl in ((eager, "eager_foreach"), (eager, "eager_fused"),
+                       (compiled, "compiled_fused")):
+        line = next((l for l in text.splitlines() if l.startswith("PHASES impl=%s " % impl)), "")
+        ms = {k: field(line, r"%s_ms=([\d.]+)" % k) for k in
+              ("forward", "backward", "optimizer", "between")}
+        if None in ms.values():
+            print("| PyTorch %s | - | - | - | - | - |" % impl)
+            continue
+        print("| PyTorch %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+            impl, ms["forward"], ms["backward"], ms["optimizer"], ms["between"],
+            sum(ms.values())))
+    for run in (1, 2):
+        text = read(os.path.join(out, "ddptrain_gpt2_%d.log" % run))
+        line = next((l for l in text.splitlines() if "step time (GPU)" in l), "")
+        total = field(line, r"([\d.]+) ms per step")
+        parts = dict((name, float(value)) for name, value in
+                     re.findall(r"(forward|backward|optimizer|data|zero\+sync|between steps) "
+                                r"(-?[\d.]+) \(", line))
+        if total is None or len(parts) != 6:
+            print("| ddptrain run %d | - | - | - | - | - |" % run)
+            continue
+        other = parts["data"] + parts["zero+sync"] + parts["between steps"]
+        print("| ddptrain run %d | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+            run, parts["forward"], parts["backward"], parts["optimizer"], other, total))
 
 
 if __name__ == "__main__":
