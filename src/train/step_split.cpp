@@ -38,22 +38,26 @@ std::string StepSplit::describe() const {
 
 #ifdef DDPTRAIN_TORCH_CUDA
 struct GpuLapTimer::Events {
+  struct Mark {
+    at::cuda::CUDAEvent event;
+    double StepSplit::*ends;  // the phase this mark ends (nullptr: none)
+  };
   c10::DeviceIndex device;
-  std::vector<at::cuda::CUDAEvent> marks;  // recorded, in order
-  std::vector<double StepSplit::*> ends;   // ends[i]: the phase marks[i] ends (nullptr: none)
+  std::vector<Mark> marks;                 // recorded, in order
   std::vector<at::cuda::CUDAEvent> spare;  // passed and read: recorded again by later laps
 
-  // Keeps the last `keep` marks, and takes the others back for reuse.
+  // Keeps the last `keep` marks, and takes the others' events back for reuse.
   void retire_all_but(size_t keep) {
-    const size_t retired = marks.size() - std::min(keep, marks.size());
-    for (size_t i = 0; i < retired; ++i) spare.push_back(std::move(marks[i]));
-    marks.erase(marks.begin(), marks.begin() + static_cast<std::ptrdiff_t>(retired));
-    ends.erase(ends.begin(), ends.begin() + static_cast<std::ptrdiff_t>(retired));
+    const auto retired = static_cast<std::ptrdiff_t>(marks.size() - std::min(keep, marks.size()));
+    for (auto m = marks.begin(); m != marks.begin() + retired; ++m) {
+      spare.push_back(std::move(m->event));
+    }
+    marks.erase(marks.begin(), marks.begin() + retired);
   }
 };
 
 GpuLapTimer::GpuLapTimer(const c10::Device& device) {
-  if (device.is_cuda()) impl_ = std::make_unique<Events>(Events{device.index(), {}, {}, {}});
+  if (device.is_cuda()) impl_ = std::make_unique<Events>(Events{device.index(), {}, {}});
 }
 
 void GpuLapTimer::lap(double StepSplit::*phase) noexcept {
@@ -65,8 +69,7 @@ void GpuLapTimer::lap(double StepSplit::*phase) noexcept {
       impl_->spare.pop_back();
     }
     event.record(c10::cuda::getCurrentCUDAStream(impl_->device));
-    impl_->marks.push_back(std::move(event));
-    impl_->ends.push_back(phase);
+    impl_->marks.push_back({std::move(event), phase});
   } catch (const std::exception& error) {
     switch_off("recording a CUDA event", error.what());
   }
@@ -75,10 +78,11 @@ void GpuLapTimer::lap(double StepSplit::*phase) noexcept {
 void GpuLapTimer::collect(StepSplit& split) noexcept {
   if (!impl_ || impl_->marks.size() < 2) return;
   try {
-    impl_->marks.back().synchronize();
+    impl_->marks.back().event.synchronize();
     for (size_t i = 1; i < impl_->marks.size(); ++i) {
-      const double seconds = impl_->marks[i - 1].elapsed_time(impl_->marks[i]) / 1e3;
-      if (impl_->ends[i] != nullptr) split.*impl_->ends[i] += seconds;
+      const Events::Mark& mark = impl_->marks[i];
+      const double seconds = impl_->marks[i - 1].event.elapsed_time(mark.event) / 1e3;
+      if (mark.ends != nullptr) split.*mark.ends += seconds;
       split.total += seconds;
     }
     split.on_gpu = true;
