@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Sets everything up (share/dev/setup.sh), then trains inputs/quickstart.cfg on 2 CPU ranks.
+# Sets up what a training run needs (share/dev/setup.sh --run-only: the packages that building
+# needs, then ddptrain and its HDF5 probe only), then trains inputs/quickstart.cfg on 2 CPU ranks.
+# Extra arguments go to ddptrain (e.g. --train.steps=300).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${DDPTRAIN_BUILD_DIR:-$repo/build}
-"$repo/share/dev/setup.sh"
+"$repo/share/dev/setup.sh" --run-only
 
 # Open MPI refuses to start as root unless told it is intended (containers, CI machines).
 if [[ $(id -u) -eq 0 ]]; then

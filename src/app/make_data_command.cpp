@@ -23,7 +23,7 @@ namespace {
 
 constexpr int64_t kMaxUint16Vocab = int64_t{1} << 16;
 
-const char* kUsage = "ddptrain make-data classification|regression|tokens --output FILE [options]";
+const char* kMakeDataUsage = "ddptrain make-data classification|regression|tokens --output FILE [options]";
 
 struct MakeDataOptions {
   std::string kind;
@@ -39,7 +39,7 @@ struct MakeDataOptions {
 };
 
 po::options_description make_data_options(MakeDataOptions& o) {
-  po::options_description d(std::string("usage: ") + kUsage +
+  po::options_description d(std::string("usage: ") + kMakeDataUsage +
                                 "\n\nWrites a synthetic dataset as HDF5 (the layout data.type = "
                                 "hdf5 and tokens read)",
                             100);
@@ -74,14 +74,14 @@ MakeDataOptions parse(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), values);
     po::notify(values);
   } catch (const po::error& e) {
-    throw ConfigError(std::string(e.what()) + " (usage: " + kUsage + ")");
+    throw ConfigError(std::string(e.what()) + " (usage: " + kMakeDataUsage + ")");
   }
   if (o.kind != "classification" && o.kind != "regression" && o.kind != "tokens") {
     throw ConfigError("make-data: kind '" + o.kind +
-                      "' is not one of classification, regression, tokens (usage: " + kUsage + ")");
+                      "' is not one of classification, regression, tokens (usage: " + kMakeDataUsage + ")");
   }
   if (o.output.empty())
-    throw ConfigError(std::string("make-data: --output is required: ") + kUsage);
+    throw ConfigError(std::string("make-data: --output is required: ") + kMakeDataUsage);
   if (!o.force && std::filesystem::exists(o.output)) {
     throw ConfigError("make-data: '" + o.output + "' exists (use --force to overwrite it)");
   }

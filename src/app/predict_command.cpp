@@ -23,7 +23,7 @@
 namespace ddpt {
 namespace {
 
-const char* kUsage =
+const char* kPredictUsage =
     "ddptrain predict DECK --checkpoint PATH --input IN.h5 --output OUT.h5 [--section.key=value]";
 
 // This rank's rows of the input and the model's outputs for them (on the CPU).
@@ -55,9 +55,9 @@ void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
 
 int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   std::vector<std::string> rest = args;
-  const std::string checkpoint = take_required_flag(rest, "checkpoint", kUsage);
-  const std::string input_path = take_required_flag(rest, "input", kUsage);
-  const std::string output_path = take_required_flag(rest, "output", kUsage);
+  const std::string checkpoint = take_required_flag(rest, "checkpoint", kPredictUsage);
+  const std::string input_path = take_required_flag(rest, "input", kPredictUsage);
+  const std::string output_path = take_required_flag(rest, "output", kPredictUsage);
   const Config config = parse_config(rest);
   if (config.data.type == DataType::kTokens) {
     throw ConfigError("predict reads rows of an inputs array; for token data use ddptrain eval");

@@ -12,20 +12,20 @@
 namespace ddpt::testing {
 namespace {
 
-constexpr double kTolerance = 1e-6;  // the reduce-scatter may sum in another order than all-reduce
-constexpr double kMustMove = 1e-3;
+constexpr double kZeroTolerance = 1e-6;  // the reduce-scatter may sum in another order than all-reduce
+constexpr double kZeroMustMove = 1e-3;
 
-struct Case {
+struct ZeroCase {
   OptimizerType optimizer;
   int64_t grad_accum = 1;
   double clip = 0;
   std::string freeze;
   double ema_decay = 0;
   WirePrecision compress = WirePrecision::kNone;
-  double tolerance = kTolerance;
+  double tolerance = kZeroTolerance;
 };
 
-Config zero_config(const Case& c) {
+Config zero_config(const ZeroCase& c) {
   Config config = small_config(c.optimizer);
   config.train.grad_accum = c.grad_accum;
   config.optim.clip = c.clip;
@@ -39,14 +39,14 @@ Config zero_config(const Case& c) {
   return config;
 }
 
-void expect_zero_matches_plain(const Case& c) {
+void expect_zero_matches_plain(const ZeroCase& c) {
   Config plain = zero_config(c);
   Config zero = plain;
   zero.ddp.zero = 1;
   const auto initial = initial_parameters(plain);
   const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
   const TrainedRun without = train(plain, MPI_COMM_WORLD);
-  EXPECT_GT(max_relative_difference(without.params, initial), kMustMove) << "training did not move";
+  EXPECT_GT(max_relative_difference(without.params, initial), kZeroMustMove) << "training did not move";
   EXPECT_LT(max_relative_difference(with_zero.params, without.params), c.tolerance)
       << world_size() << " ranks, ZeRO-1 vs plain data parallel";
   // Each rank holds the state of its shard only; together, the whole state once.

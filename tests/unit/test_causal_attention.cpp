@@ -9,13 +9,13 @@
 namespace ddpt {
 namespace {
 
-struct Case {
+struct AttentionCase {
   int64_t batch, time, n_head, head_dim;
 };
 
 using ddpt::testing::relative_error;
 
-void expect_fused_matches_reference(const Case& c) {
+void expect_fused_matches_reference(const AttentionCase& c) {
   torch::manual_seed(7);
   const int64_t width = c.n_head * c.head_dim;
   // Scores of order 1 to 10, so the softmax is neither uniform nor one-hot.

@@ -11,13 +11,13 @@
 namespace ddpt {
 namespace {
 
-struct Case {
+struct ConvolutionCase {
   int64_t batch, in, out, kernel, stride, size;
 };
 
 using ddpt::testing::relative_error;
 
-std::vector<torch::Tensor> convolve(const Case& c, const torch::Tensor& input,
+std::vector<torch::Tensor> convolve(const ConvolutionCase& c, const torch::Tensor& input,
                                     const torch::Tensor& weight, const torch::Tensor& upstream) {
   const torch::Tensor x = input.clone().requires_grad_(true);
   const torch::Tensor w = weight.clone().requires_grad_(true);
@@ -28,12 +28,12 @@ std::vector<torch::Tensor> convolve(const Case& c, const torch::Tensor& input,
 
 TEST(CpuConvolutions, MatchFloat64OnceChosen) {
   choose_cpu_convolutions();
-  const std::vector<Case> cases = {
+  const std::vector<ConvolutionCase> cases = {
       {11, 2, 4, 3, 1, 8},   {11, 4, 4, 3, 1, 8},   {11, 4, 8, 3, 2, 8},   {11, 8, 8, 3, 1, 4},
       {11, 4, 8, 1, 2, 8},   {4, 3, 8, 5, 1, 12},   {8, 24, 24, 3, 1, 10}, {8, 40, 40, 3, 1, 6},
       {8, 16, 16, 3, 1, 16}, {4, 64, 64, 3, 1, 16}, {1, 4, 4, 3, 1, 8}};
   torch::manual_seed(7);
-  for (const Case& c : cases) {
+  for (const ConvolutionCase& c : cases) {
     for (int repeat = 0; repeat < 3; ++repeat) {
       const torch::Tensor x = torch::randn({c.batch, c.in, c.size, c.size});
       const torch::Tensor w = torch::randn({c.out, c.in, c.kernel, c.kernel});

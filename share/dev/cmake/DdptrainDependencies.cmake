@@ -38,6 +38,13 @@ find_package(Threads REQUIRED)
 # header and library rather than by dnnl-config.cmake, which asks for OpenCL.
 find_path(DDPTRAIN_ONEDNN_INCLUDE_DIR oneapi/dnnl/dnnl.h)
 find_library(DDPTRAIN_ONEDNN_LIBRARY NAMES dnnl)
+# The directory to add to a file's include path: none where it is the compiler's own (Debian:
+# /usr/include), since -I/usr/include puts it before the C++ library's wrappers, whose
+# `#include_next <stdlib.h>` then finds nothing.
+set(DDPTRAIN_ONEDNN_INCLUDE_DIRS ${DDPTRAIN_ONEDNN_INCLUDE_DIR})
+if(DDPTRAIN_ONEDNN_INCLUDE_DIR IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+  set(DDPTRAIN_ONEDNN_INCLUDE_DIRS "")
+endif()
 find_package(BLAS QUIET)
 if(DDPTRAIN_ONEDNN_INCLUDE_DIR AND DDPTRAIN_ONEDNN_LIBRARY AND DDPTRAIN_WITH_ONEDNN)
   set(DDPTRAIN_HAVE_ONEDNN ON)
