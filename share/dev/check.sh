@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up (share/dev/setup.sh), then runs the whole test suite with ctest and
 # reports, per label, how many of the tests that ran passed, were skipped or failed.
-# Extra arguments go to ctest (e.g. -L mpi, -R equivalence).
+# Extra arguments go to ctest (e.g. -L mpi, -R equivalence). `--no-setup` first: test the build as
+# it is, without installing or building (the CI's kernel-settings leg, after this script ran once).
 #
 # A test skips (exit 77) only where the machine cannot run it. Under CI=true a skipped test fails
 # the run unless one of its labels is one this machine cannot run: gpu without a CUDA device
@@ -9,7 +10,11 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${DDPTRAIN_BUILD_DIR:-$repo/build}
-"$repo/share/dev/setup.sh"
+if [[ ${1:-} == --no-setup ]]; then
+  shift
+else
+  "$repo/share/dev/setup.sh"
+fi
 
 # Labels this machine cannot run: their skips are expected.
 declare -A excused=()

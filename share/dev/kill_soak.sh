@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kill soak (issue 18): N trials, each a 2-rank run with a checkpoint every 2 steps, killed with
+# Kill soak: N trials, each a 2-rank run with a checkpoint every 2 steps, killed with
 # SIGKILL to all ranks or to one (mpirun then ends the job), at a random moment or at the first
 # moment after it when a checkpoint file is being written (its staging file exists). After each kill it checks that checkpoints/latest loads
 # (`ddptrain inspect`), that every kept checkpoint passes `inspect`, that train.resume = auto

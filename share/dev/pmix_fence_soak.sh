@@ -6,11 +6,11 @@
 # while a slower one is still in MPI_Init. Prints the failed steps per algorithm and what the
 # first failure printed. Not a CI test: minutes, and the failures are a matter of chance.
 #
-# Why (slurm/README.md, "MPI launch"), 2026-11-27, this script with its two busy loops on the
+# Why (slurm/README.md, "MPI launch"): this script with its two busy loops on the
 # 2-core VM. Debian 13 (Open MPI 5.0.7, SLURM 24.11), 200 steps each: mixed (SLURM's default: the
 # data fence by a ring, the barrier by a tree) 7 failed, tree 76, ring 0; the failures a signal 11
 # (at 0xe0 in mca_pml_ob1_recv_frag_callback_match: inside MPI_Init's data fence, before
-# MPI_COMM_WORLD exists in the receiving rank), the crash of that day's CI (slurm_cpu_job_two_nodes,
+# MPI_COMM_WORLD exists in the receiving rank), the crash a CI run once met (slurm_cpu_job_two_nodes,
 # Debian 13 leg). Debian 12 (Open MPI 4.1.4, SLURM 22.05), 150 steps each: mixed 2, tree 19 and 14
 # (two runs; signal 11 at address 0, "a system call failed during shared memory initialization"),
 # ring 0. The scripts in slurm/ and the modulefile therefore ask for the ring.

@@ -23,9 +23,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Each rank bound to a core, both implementations: mpirun's own default at 2 ranks or fewer, which
-# the launch of issue 19's first figures used, and what srun --cpu-bind=cores does (slurm/). A
+# the launch of the first scaling figures used, and what srun --cpu-bind=cores does (slurm/). A
 # rank's threads (compute, communication, prefetch) then share its core instead of moving between
-# cores. BIND=none runs them unbound (this script's launch until 2026-11-27).
+# cores. BIND=none runs them unbound (this script's earlier launch).
 bind=${BIND:-core}
 launch=(mpirun --oversubscribe --bind-to "$bind" -np)
 # shellcheck source=share/dev/bench/pytorch_malloc.sh
@@ -47,7 +47,7 @@ pinned_rate() {
 }
 # Two independent 1-rank runs at once -> "SUM A B": their summed samples/s, and each run's (A on
 # CPU 0, B on CPU 1 when bound). Each side is printed because the cores are not equally fast: on
-# 2026-11-28 CPU 1 ran a 1-rank job 1.2-1.3x faster than CPU 0, where mpirun binds the 1-rank
+# the 2-core VM CPU 1 has run a 1-rank job 1.2-1.3x faster than CPU 0, where mpirun binds the 1-rank
 # runs, and ranks in step go at the slower core's pace.
 ceiling_rate() {
   if [[ $bind == none ]]; then
@@ -60,8 +60,8 @@ ceiling_rate() {
   wait
   cat "$tmp/rate_a" "$tmp/rate_b" | awk '{ sum += $1; side[NR] = $1 } END { print sum, side[1], side[2] }'
 }
-# Torch 1.13 with gloo hangs now and then in a rank's exit after printing its result (2026-11-26,
-# and 3 of 5 repeats at 2 ranks on 2026-11-28): the run is bounded, and its result line counts if
+# Torch 1.13 with gloo hangs now and then in a rank's exit after printing its result (once in 3 of
+# 5 repeats at 2 ranks): the run is bounded, and its result line counts if
 # it was printed. The bound kills mpirun, whose Python ranks then live on, holding the gloo
 # store's port: the next run could not bind it ("Address already in use") and ended the whole
 # script. So the stragglers are stopped, and each run has a port of its own.
@@ -77,8 +77,8 @@ pytorch_rate() {  # RANKS; called in repeat $r
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# The machine's speed drifts within a repeat too (2026-11-28, 15:28-15:38: the 1-rank figure rose
-# from 5906 to 8100 samples/s over five repeats), and every configuration runs at its own place in
+# The machine's speed drifts within a repeat too (once the 1-rank figure rose from 5906 to 8100
+# samples/s over five repeats in 10 minutes), and every configuration runs at its own place in
 # the repeat. So the 1-rank ddptrain run opens and closes each repeat, and the 2-rank runs, the
 # PyTorch runs and the ceiling of that repeat are compared with the mean of the two (D1): a
 # steady drift over the repeat cancels, where one run at the start would have favoured whichever

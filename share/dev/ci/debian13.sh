@@ -8,6 +8,10 @@
 # NAME is a word (cpu, cuda): LibTorch's CPU and CUDA packages conflict, so each gets its own root,
 # at $DDPTRAIN_DEBIAN13_DIR/NAME (default /var/cache/ddptrain/debian13). What CMD installs stays
 # in the root for the next run; delete the folder to start again.
+# DDPTRAIN_DEBIAN13_SUITE=bookworm makes a Debian 12 root instead: a machine with nothing
+# installed, to time the README's two commands as a new user meets them, e.g.
+#   DDPTRAIN_DEBIAN13_SUITE=bookworm DDPTRAIN_BUILD_DIR=$PWD/build/fresh12 CCACHE_DIR=$(mktemp -d) \
+#     share/dev/ci/debian13.sh fresh12 bash share/dev/quickstart.sh
 # Every mount is made in a mount namespace of this script's own (unshare -m), unmounted in reverse
 # order when CMD ends, and gone with the namespace if the script is killed before it can unmount.
 set -euo pipefail
@@ -16,6 +20,7 @@ name=$1
 shift
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 root=${DDPTRAIN_DEBIAN13_DIR:-/var/cache/ddptrain/debian13}/$name
+suite=${DDPTRAIN_DEBIAN13_SUITE:-trixie}
 mirror=${DDPTRAIN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 ccache_dir=${CCACHE_DIR:-$HOME/.cache/ccache}
 [[ $(id -u) -eq 0 ]] || { echo "$0: needs root (debootstrap, mount, chroot)" >&2; exit 2; }
@@ -30,8 +35,8 @@ if [[ ! -f $ready ]]; then
   }
   rm -rf "$root"
   mkdir -p "$(dirname "$root")"
-  echo "== making the Debian 13 root $root"
-  debootstrap --variant=minbase --components=main,contrib,non-free trixie "$root" "$mirror" \
+  echo "== making the Debian root $root ($suite)"
+  debootstrap --variant=minbase --components=main,contrib,non-free "$suite" "$root" "$mirror" \
     >"$root.debootstrap.log" 2>&1 || {
     tail -n 20 "$root.debootstrap.log" >&2
     exit 1
@@ -79,7 +84,7 @@ mnt "$root/dev/shm" --bind /dev/shm
 # A fresh /tmp for each run, as a machine has after a boot: the root's own /tmp outlived every run
 # and kept the session directory of each mpirun a test killed, named by its pid; Open MPI 5's
 # mpirun refuses to start when it gets a pid that names one ("prte_session_dir failed ...
-# Exists"; pids here wrap at 32768): the CI's disk_full failed so on 2026-11-27.
+# Exists"; pids here wrap at 32768): the CI's disk_full test failed so.
 mnt "$root/tmp" -t tmpfs -o mode=1777 tmpfs
 mnt "$root$repo" --bind "$repo"
 mkdir -p "$ccache_dir"

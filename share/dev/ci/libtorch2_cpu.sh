@@ -6,7 +6,8 @@
 # whole suite there with check.sh (every label that can run without a GPU).
 # (share/dev/ci/without_nccl.sh makes the same NCCL-free build on Debian 12, by hand.)
 # Usage: share/dev/ci/libtorch2_cpu.sh [ctest arguments...]   (as root)
-#        share/dev/ci/libtorch2_cpu.sh --build-only   set up and build, run nothing (prebuild.sh)
+#        share/dev/ci/libtorch2_cpu.sh --build-only      set up and build, run nothing
+#        share/dev/ci/libtorch2_cpu.sh --packages-only   make the root and install its packages
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 if [[ ${1:-} != --inside ]]; then
@@ -15,7 +16,11 @@ if [[ ${1:-} != --inside ]]; then
 fi
 shift
 export DDPTRAIN_BUILD_DIR=$repo/build/debian13-cpu
-export DDPTRAIN_CMAKE_ARGS=-DDDPTRAIN_WITH_NCCL=OFF
+# The benchmarks are compiled by the Debian 12 leg; nothing in them depends on the stack.
+export DDPTRAIN_CMAKE_ARGS="-DDDPTRAIN_WITH_NCCL=OFF -DDDPTRAIN_BUILD_BENCHMARKS=OFF"
+if [[ ${1:-} == --packages-only ]]; then
+  exec bash "$repo/share/dev/setup.sh" --packages-only
+fi
 bash "$repo/share/dev/setup.sh"
 [[ ${1:-} == --build-only ]] && exit 0
 if ctest --test-dir "$DDPTRAIN_BUILD_DIR" -N | grep -E "Test +#[0-9]+: .*nccl"; then

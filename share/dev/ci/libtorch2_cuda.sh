@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # CI leg: the GPU code compiles and links. Inside the Debian 13 root for CUDA
 # (share/dev/ci/debian13.sh cuda): LibTorch 2.6 built with CUDA (libtorch-cuda-dev), CUDA
-# 12.4, NCCL 2.22, Open MPI 5, HDF5 1.14. Builds every target (ddptrain, the tests, the
-# benchmarks) into build/debian13-cuda with DDPTRAIN_WITH_NCCL=ON and LibTorch's CUDA code paths
-# on (DDPTRAIN_TORCH_CUDA: c10_cuda found), then checks that the executable really is the CUDA
-# build. Nothing runs on a GPU (this machine has none).
+# 12.4, NCCL 2.22, Open MPI 5, HDF5 1.14. Builds what a GPU machine runs (ddptrain, its HDF5
+# probe, the MPI tests with the NCCL ones, the CUDA watchdog probe: share/dev/gpu/build_and_test.sh
+# builds the same) into build/debian13-cuda with DDPTRAIN_WITH_NCCL=ON and LibTorch's CUDA code
+# paths on (DDPTRAIN_TORCH_CUDA: c10_cuda found), then checks that the executable really is the
+# CUDA build. The unit tests and benchmarks hold no CUDA code: the LibTorch 2.6 CPU leg compiles
+# them against the same LibTorch. Nothing runs on a GPU (this machine has none).
 #
 # cuDNN: libtorch_cuda.so needs libcudnn.so.9, which Debian ships only as an installer package
 # (nvidia-cudnn) that downloads it from NVIDIA; debian13.sh declines its license, so the library
@@ -14,17 +16,24 @@
 # ddptrain calls no cuDNN function itself (the check below makes sure of that). For the same
 # reason no executable can start here, so GoogleTest's test discovery, which runs each test
 # executable right after linking it, is moved to test time (DISCOVERY_MODE PRE_TEST).
-# Usage: share/dev/ci/libtorch2_cuda.sh   (as root)
+# Usage: share/dev/ci/libtorch2_cuda.sh [--packages-only]   (as root; --packages-only: make the
+#        root and install its packages, build nothing)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 if [[ ${1:-} != --inside ]]; then
-  exec bash "$repo/share/dev/ci/debian13.sh" cuda bash "$repo/share/dev/ci/libtorch2_cuda.sh" --inside
+  exec bash "$repo/share/dev/ci/debian13.sh" cuda bash "$repo/share/dev/ci/libtorch2_cuda.sh" \
+    --inside "$@"
 fi
+shift
+packages_only=()
+[[ ${1:-} == --packages-only ]] && packages_only=(--packages-only)
 
 build=$repo/build/debian13-cuda
 DDPTRAIN_BUILD_DIR=$build DDPTRAIN_EXTRA_PACKAGES="libtorch-cuda-dev nvidia-cuda-toolkit libnccl-dev" \
+  DDPTRAIN_TARGETS="ddptrain ddptrain-h5probe ddptrain_mpi_tests ddptrain_watchdog_cuda_probe" \
   DDPTRAIN_CMAKE_ARGS="-DDDPTRAIN_WITH_NCCL=ON -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST" \
-  bash "$repo/share/dev/setup.sh" --build-only
+  bash "$repo/share/dev/setup.sh" --build-only "${packages_only[@]}"
+((${#packages_only[@]} == 0)) || exit 0
 
 # The build is the one meant: CUDA LibTorch and NCCL compiled in, and linked.
 for define in DDPTRAIN_TORCH_CUDA=1 DDPTRAIN_HAVE_NCCL=1; do

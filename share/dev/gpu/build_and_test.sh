@@ -145,7 +145,8 @@ if [[ -n ${BIN_TARBALL:-} ]]; then
   say "executables from $BIN_TARBALL (not built here)"
 else
   timeout 330 cmake --build "$build" -j "$(nproc)" \
-    --target ddptrain ddptrain-h5probe ddptrain_mpi_tests >"$logs/build.log" 2>&1
+    --target ddptrain ddptrain-h5probe ddptrain_mpi_tests ddptrain_watchdog_cuda_probe \
+    >"$logs/build.log" 2>&1
   rc=$?
   ((rc == 0)) || { grep -m20 -B2 -A8 "error" "$logs/build.log"; tail -5 "$logs/build.log"; say "build FAILED (exit $rc, build.log)"; exit 1; }
   say "built: $(cd "$build/bin" && echo *)"
