@@ -5,13 +5,17 @@
       metrics.h5 is complete: every /train dataset has the same length, the last step is STEPS,
       and the loss fell (last logged loss below 0.9 x the first).
   check_run.py compare CHECKPOINT_A CHECKPOINT_B TOLERANCE
-      the same datasets under /model, same shapes and dtypes, and every element within TOLERANCE
-      (absolute); TOLERANCE 0 means bit for bit.
+      the same datasets under /model, same shapes and dtypes, every element finite and within
+      TOLERANCE (absolute); TOLERANCE 0 means bit for bit.
 Exit 0 when the check passes, 1 otherwise (with one line per problem)."""
+import os
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from compare_arrays import NotFinite, finite  # noqa: E402 (after the path it is found on)
 
 kLossFallFactor = 0.9  # loose: a few hundred steps of the test decks fall far more than this
 
@@ -30,6 +34,8 @@ def check_metrics(run_dir: str, steps: int) -> list:
             problems.append(f"last step {step[-1]}, expected {steps}")
         if not np.all(np.diff(step) > 0):
             problems.append(f"steps not increasing: {list(step)}")
+        if not np.all(np.isfinite(loss)):
+            problems.append(f"{int(np.count_nonzero(~np.isfinite(loss)))} logged losses not finite")
         if not loss[-1] < kLossFallFactor * loss[0]:
             problems.append(f"loss did not fall: {loss[0]} -> {loss[-1]}")
         if not problems:
@@ -62,6 +68,12 @@ def compare(path_a: str, path_b: str, tolerance: float) -> list:
         x, y = a[name], b[name]
         if x.shape != y.shape or x.dtype != y.dtype:
             problems.append(f"/model/{name}: {x.shape} {x.dtype} vs {y.shape} {y.dtype}")
+            continue
+        try:  # equal NaNs are still a run that failed
+            finite(f"/model/{name} in {path_a}", x)
+            finite(f"/model/{name} in {path_b}", y)
+        except NotFinite as e:
+            problems.append(str(e))
             continue
         if tolerance == 0:
             if x.tobytes() != y.tobytes():

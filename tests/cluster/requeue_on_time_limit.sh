@@ -62,7 +62,7 @@ echo "calibration: the runs take $steps steps (~$kTargetS s)"
 #    the signal: again, sized by that run's speed and at least twice as long;
 #  - slurmctld, starved of CPU by the ranks (README, "Tests"), ran its time-limit test more than
 #    10 s late and sent the signal with the time limit itself: the job ends TIMEOUT although
-#    ddptrain checkpointed and exited 75 (seen once in 2026-11-26's CI, Debian 13 leg, 62 s):
+#    ddptrain checkpointed and exited 75 (seen in CI on Debian 13, the signal 62 s late):
 #    again with the same steps.
 for attempt in 1 2 3; do
   overrides=(--train.steps="$steps" --checkpoint.every="$steps")

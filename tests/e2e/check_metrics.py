@@ -35,7 +35,8 @@ def main() -> int:
         if [s for s, _ in printed] != steps:
             problems.append(f"steps {steps} != printed {[s for s, _ in printed]}")
         for (step, shown), stored in zip(printed, losses):
-            if abs(shown - stored) > 5e-6:  # printed with 5 decimals
+            # Printed with 5 decimals; written so that a NaN stored loss is a problem too.
+            if not abs(shown - stored) <= 5e-6:
                 problems.append(f"step {step}: printed loss {shown}, stored {stored}")
         if not all(g > 0 for g in f["train/grad_norm"][:]):
             problems.append("grad_norm not positive")

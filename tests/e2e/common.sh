@@ -1,6 +1,7 @@
 # Sourced by the e2e scripts that train: takes MPIEXEC DDPTRAIN DECK [OPTION...] (options that
 # scripts honouring "${extra[@]}" add to every training command), makes a scratch directory
-# $work removed on exit, lets Open MPI run as root (CI), and defines fail().
+# $work removed on exit, lets Open MPI run as root (CI), puts tests/e2e on PYTHONPATH, and defines
+# fail().
 mpiexec=$1
 ddptrain=$2
 deck=$3
@@ -12,6 +13,9 @@ trap 'rm -rf "$work"' EXIT
 # later one gets that pid back ("prte_session_dir failed ... Exists").
 mkdir "$work/tmp" && export TMPDIR=$work/tmp
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The scripts' Python checks import compare_arrays.py (comparisons a NaN cannot pass) from here.
+PYTHONPATH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH
 fail() {
   echo "FAIL: $*"
   exit 1
@@ -55,4 +59,19 @@ gone_within() {
       sleep 0.1
     done
   done
+}
+
+# require_root WHAT: exits 77 (skipped; ctest's SKIP_RETURN_CODE) unless root, saying that WHAT
+# needs root; for the tests that mount file systems (label root).
+require_root() {
+  [[ $(id -u) -eq 0 ]] || { echo "SKIP: $1 needs root"; exit 77; }
+}
+
+# small_dev_shm COMMAND...: COMMAND with a /dev/shm of 512 KiB, a tmpfs mounted in a mount
+# namespace of its own (root only). Open MPI keeps its own shared-memory files in /dev/shm too:
+# they go to $work here (its btl is "vader" in Open MPI 4, "sm" in 5).
+small_dev_shm() {
+  OMPI_MCA_btl_vader_backing_directory=$work OMPI_MCA_btl_sm_backing_directory=$work \
+    unshare --mount --propagation private bash -c \
+    'mount -t tmpfs -o size=512k tmpfs /dev/shm && exec "$@"' small_dev_shm "$@"
 }

@@ -1,27 +1,51 @@
 #!/usr/bin/env bash
 # Datasets in from HDF5 files written by `ddptrain make-data`: a classification file trains exactly
-# like the in-memory synthetic data it holds; token streams and regression train and evaluate;
-# files that do not fit are refused with exit 3, one line naming the file and the object, and
-# nothing written.
+# like the in-memory synthetic data it holds (the final checkpoints' parameters, buffers and
+# optimizer state, and every logged loss, bit for bit, read with h5py); token streams and
+# regression train and evaluate; files that do not fit are refused with exit 3, one line naming
+# the file and the object, and nothing written.
 # Usage: data_files.sh MPIEXEC DDPTRAIN DECK
-set -u
+set -euo pipefail
 source "$(dirname "$0")/common.sh"
 run2() { "$mpiexec" -np 2 --oversubscribe --bind-to none "$ddptrain" "$@"; }
-# Loss column of the progress lines: "step 20/60  epoch 0  loss 1.23456 ..."
-losses() { grep -oP '^step +\d+/\d+ +epoch +\d+ +loss \K[0-9.]+' "$1"; }
 
-small=(--train.steps=60 --log.every=10 --data.samples=2048 --data.features=16
-       --data.teacher_hidden=8 --data.classes=10)
+small=(--train.steps=60 --log.every=10 --checkpoint.every=60 --data.samples=2048
+       --data.features=16 --data.teacher_hidden=8 --data.classes=10)
 "$ddptrain" make-data classification --output "$work/cls.h5" --samples 2048 --features 16 \
   --teacher-hidden 8 --classes 10 --seed 1234 >/dev/null || fail "make-data classification"
 run2 train "$deck" "${small[@]}" --run.dir="$work/synthetic" >"$work/synthetic.txt" 2>&1 \
   || { cat "$work/synthetic.txt"; fail "synthetic run"; }
 run2 train "$deck" "${small[@]}" --run.dir="$work/file" --data.type=hdf5 \
   --data.path="$work/cls.h5" >"$work/file.txt" 2>&1 || { cat "$work/file.txt"; fail "hdf5 run"; }
-[[ $(losses "$work/synthetic.txt" | wc -l) -eq 6 ]] || fail "expected 6 progress lines"
-diff <(losses "$work/synthetic.txt") <(losses "$work/file.txt") \
-  || fail "training on the make-data file differs from training on the same synthetic data"
-echo "ok: hdf5 file and in-memory synthetic data give identical losses"
+/usr/bin/python3 - "$work/synthetic" "$work/file" <<'PY' ||
+import sys
+import h5py
+from compare_arrays import bit_identical, datasets
+
+synthetic, from_file = sys.argv[1], sys.argv[2]
+final = "checkpoints/step_00000060.h5"
+problems = []
+with h5py.File(f"{synthetic}/{final}", "r") as f:
+    groups = [g for g in ("model", "buffers", "optimizer") if g in f and len(f[g])]
+assert "model" in groups and "optimizer" in groups, f"groups of the checkpoint: {groups}"
+for group in groups:
+    problems += [f"/{group}/{p}" for p in bit_identical(datasets(f"{from_file}/{final}", group),
+                                                        datasets(f"{synthetic}/{final}", group))]
+losses = {}
+for run in (synthetic, from_file):
+    with h5py.File(f"{run}/metrics.h5", "r") as f:
+        losses[run] = {"train/step": f["train/step"][:], "train/loss": f["train/loss"][:]}
+steps = list(losses[synthetic]["train/step"])
+assert steps == [10, 20, 30, 40, 50, 60], f"logged steps {steps}"
+problems += bit_identical(losses[from_file], losses[synthetic])
+for p in problems:
+    print("FAIL:", p)
+if not problems:
+    print(f"bit for bit: /{', /'.join(groups)} of the final checkpoints and {len(steps)} losses")
+sys.exit(1 if problems else 0)
+PY
+  fail "training on the make-data file differs from training on the same synthetic data"
+echo "ok: hdf5 file and in-memory synthetic data train the same parameters and losses, bit for bit"
 
 # Token stream with a TorchScript bigram model; validation from a named dataset.
 "$ddptrain" make-data tokens --output "$work/tok.h5" --tokens 100000 --vocab 64 \
@@ -89,10 +113,11 @@ PY
 expect_refused() {  # NAME PATTERN OVERRIDES...
   local name=$1 pattern=$2
   shift 2
-  local err rc
-  err=$("$ddptrain" train "$deck" --run.dir="$work/refused" --data.type=hdf5 "$@" 2>&1 >/dev/null)
-  rc=$?
+  local err rc=0
+  err=$("$ddptrain" train "$deck" --run.dir="$work/refused" --data.type=hdf5 "$@" 2>&1 >/dev/null) ||
+    rc=$?
   [[ $rc -eq 3 ]] || fail "$name: exit code $rc, expected 3 ($err)"
+  # shellcheck disable=SC2053 # the pattern is a glob
   [[ $err == $pattern ]] || fail "$name: message does not match '$pattern': $err"
   [[ $(printf '%s\n' "$err" | grep -c .) -eq 1 ]] || fail "$name: message is not one line: $err"
   [[ ! -e "$work/refused" ]] || fail "$name: run.dir was created"

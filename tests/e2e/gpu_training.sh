@@ -22,11 +22,13 @@
 # The CPU runs hide the GPU with CUDA_VISIBLE_DEVICES=''. Checkpoints are read with h5py
 # ($DDPTRAIN_PYTHON, default /usr/bin/python3).
 # Usage: gpu_training.sh MPIEXEC DDPTRAIN DECK
-set -uo pipefail
+set -euo pipefail
 source "$(dirname "$0")/common.sh"
 python=${DDPTRAIN_PYTHON:-/usr/bin/python3}
 
-if ! "$ddptrain" info 2>/dev/null | grep -q "device (rank 0) : cuda"; then
+# Read whole first: grep -q leaving the pipe early would end `info` by SIGPIPE (pipefail).
+info=$("$ddptrain" info 2>/dev/null || true)
+if ! grep -q "device (rank 0) : cuda" <<<"$info"; then
   echo "[  SKIPPED ] no CUDA device usable by this ddptrain"
   exit 0
 fi
@@ -47,17 +49,18 @@ train() {
     { echo "run $dir failed:"; tail -30 "$work/$dir.log"; return 1; }
 }
 on_cpu() { CUDA_VISIBLE_DEVICES='' "$@"; }
-# difference A B STEP: max over parameters of ||a - b|| / ||a|| at STEP's checkpoints.
+# difference A B STEP: max over parameters of ||b - a|| / ||a|| at STEP's checkpoints; fails
+# (with a line naming the parameter) where a parameter of either is not finite.
 difference() {
   "$python" - "$work/$1/checkpoints/step_$(printf %08d "$3").h5" \
     "$work/$2/checkpoints/step_$(printf %08d "$3").h5" <<'PY'
 import sys
-import h5py
-import numpy as np
-with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
-    assert sorted(a["model"]) == sorted(b["model"]), "different parameter names"
-    print(max(float(np.linalg.norm(a["model"][k][()] - b["model"][k][()]) /
-                    np.linalg.norm(a["model"][k][()])) for k in a["model"]))
+from compare_arrays import datasets, worst_relative_difference
+try:
+    value, _ = worst_relative_difference(datasets(sys.argv[2]), datasets(sys.argv[1]))
+except AssertionError as e:  # NotFinite, or files that do not match
+    sys.exit(f"FAIL: {e}")
+print(value)
 PY
 }
 # within A B STEP LIMIT: the difference is at most LIMIT.

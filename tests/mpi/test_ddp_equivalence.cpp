@@ -2,7 +2,11 @@
 // same initial model): ||p_N - p_1|| / ||p_1|| < 1e-5 for every parameter, float32.
 // Runs at any world size; ctest runs it at 1, 2 and 3 ranks. The 1-rank reference is trained on
 // MPI_COMM_SELF inside the same processes.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 
 #include "support/training_fixture.hpp"
 
@@ -58,6 +62,25 @@ TEST(DdpEquivalence, TorchScriptSgd) {
 }
 TEST(DdpEquivalence, TorchScriptAdamWGradAccum4) {
   expect_equivalent({OptimizerType::kAdamW, 4, true});
+}
+
+// The comparison itself: a parameter that is not finite, after one that is equal, fails it by
+// name (std::max(worst, NaN) would keep worst and pass), and its result fails EXPECT_LT/EXPECT_GT.
+TEST(DdpEquivalence, ComparisonFailsOnAParameterThatIsNotFinite) {
+  torch::manual_seed(3);
+  const std::vector<torch::Tensor> reference = {torch::randn({4, 3}), torch::randn({7})};
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    std::vector<torch::Tensor> broken = {reference[0].clone(), reference[1].clone()};
+    broken[1][2] = bad;
+    double difference = 0;
+    EXPECT_NONFATAL_FAILURE(difference = max_relative_difference(broken, reference),
+                            "parameter 1 (shape [7]): relative difference");
+    EXPECT_TRUE(std::isnan(difference)) << difference;
+    EXPECT_NONFATAL_FAILURE(max_relative_difference(reference, broken),
+                            "parameter 1 (shape [7]): relative difference");
+  }
+  EXPECT_EQ(max_relative_difference(reference, reference), 0.0);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 //     Lustre), so the failure comes in the middle of a write, not when space is reserved.
 //   - with DDPT_FAIL_FSYNC=1, fsync(2) and fdatasync(2) of files there fail with EIO, as a disk
 //     that lost the data on its way fails them (writes pass while within the allowance).
+//   - with DDPT_SLOW_WRITE_SECONDS=S, no write fails: the first one past the allowance waits S
+//     seconds and then goes through, as on a file server that stops answering for a while.
 // Only calls made through the dynamic linker are seen (pwrite, write, ... from ddptrain, HDF5 and
 // ROMIO); glibc's own stdio writes are not.
 #define _GNU_SOURCE
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 static atomic_llong bytes_written;
+static atomic_int slowed;
 
 // True if `fd` is a file under DDPT_FAIL_WRITES_UNDER.
 static int watched(int fd) {
@@ -38,12 +41,18 @@ static int watched(int fd) {
   return strncmp(path, dir, prefix) == 0 && (path[prefix] == '/' || path[prefix] == '\0');
 }
 
-// False (errno EDQUOT) if writing `count` more bytes to `fd` goes past the allowance.
+// False (errno EDQUOT) if writing `count` more bytes to `fd` goes past the allowance; with
+// DDPT_SLOW_WRITE_SECONDS, true, after a wait the first time.
 static int allowed(int fd, size_t count) {
   if (!watched(fd)) return 1;
   const char* after = getenv("DDPT_FAIL_WRITES_AFTER");
   const long long limit = after ? atoll(after) : 0;
   if (atomic_fetch_add(&bytes_written, (long long)count) + (long long)count <= limit) return 1;
+  const char* slow = getenv("DDPT_SLOW_WRITE_SECONDS");
+  if (slow != NULL && *slow != '\0') {
+    if (atomic_exchange(&slowed, 1) == 0) sleep((unsigned)atoi(slow));
+    return 1;
+  }
   errno = EDQUOT;
   return 0;
 }

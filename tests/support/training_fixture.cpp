@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "comm/mpi_comm.hpp"
 #include "data/make_datasets.hpp"
@@ -48,6 +50,14 @@ TrainedRun train(const Config& config, MPI_Comm comm) {
   return run;
 }
 
+namespace {
+
+int64_t count_not_finite(const torch::Tensor& t) {
+  return t.numel() - torch::isfinite(t).sum().item<int64_t>();
+}
+
+}  // namespace
+
 std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm) {
   return train(config, comm).params;
 }
@@ -58,8 +68,18 @@ double max_relative_difference(const std::vector<torch::Tensor>& a,
   double worst = 0;
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
     const double denominator = b[i].norm().item<double>();
-    EXPECT_GT(denominator, 0.0) << "parameter " << i << " is all zero";
-    worst = std::max(worst, (a[i] - b[i]).norm().item<double>() / denominator);
+    const double difference = (a[i] - b[i]).norm().item<double>() / denominator;
+    // std::max(worst, NaN) keeps worst: a parameter that became NaN (or infinite) would pass.
+    // It fails here, naming the parameter, and the NaN returned fails EXPECT_LT and EXPECT_GT.
+    // (An all-zero b gives x / 0: not finite either.)
+    if (!std::isfinite(difference)) {
+      ADD_FAILURE() << "parameter " << i << " (shape " << a[i].sizes() << "): relative difference "
+                    << difference << ", not finite (" << count_not_finite(a[i])
+                    << " non-finite values in the first, " << count_not_finite(b[i])
+                    << " in the second" << (denominator == 0 ? ", which is all zero" : "") << ")";
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    worst = std::max(worst, difference);
   }
   return worst;
 }

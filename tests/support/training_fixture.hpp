@@ -30,7 +30,9 @@ TrainedRun train(const Config& config, MPI_Comm comm);
 // train(config, comm).params.
 std::vector<torch::Tensor> train_and_get_parameters(const Config& config, MPI_Comm comm);
 
-// max over parameters of ||a - b|| / ||b||.
+// max over parameters of ||a - b|| / ||b||. A parameter whose difference is not finite (a NaN or
+// an infinity in a or b) is a test failure naming it, and the result is then NaN, which fails any
+// EXPECT_LT or EXPECT_GT it meets.
 double max_relative_difference(const std::vector<torch::Tensor>& a,
                                const std::vector<torch::Tensor>& b);
 

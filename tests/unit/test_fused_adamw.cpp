@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "train/fused_adamw.hpp"
 #include "train/optimizer.hpp"
@@ -20,6 +21,11 @@ constexpr int kSteps = 300;
 // Distance in units in the last place between two float32 tensors of one shape: the largest
 // difference of their ordered bit patterns.
 int64_t max_ulp_distance(const torch::Tensor& a, const torch::Tensor& b) {
+  // NaNs of the same bits are 0 ulp apart: a NaN is a failure, not a distance.
+  if (!torch::isfinite(a).all().item<bool>() || !torch::isfinite(b).all().item<bool>()) {
+    ADD_FAILURE() << "a value that is not finite (NaN or infinity)";
+    return std::numeric_limits<int64_t>::max();
+  }
   auto ordered = [](const torch::Tensor& t) {
     const torch::Tensor bits = t.contiguous().view(torch::kInt).to(torch::kLong);
     // Negative floats sort backwards as integers: map them so the order is the floats' order.
