@@ -23,7 +23,8 @@ namespace {
 
 constexpr int64_t kMaxUint16Vocab = int64_t{1} << 16;
 
-const char* kMakeDataUsage = "ddptrain make-data classification|regression|tokens --output FILE [options]";
+const char* kMakeDataUsage =
+    "ddptrain make-data classification|regression|tokens --output FILE [options]";
 
 struct MakeDataOptions {
   std::string kind;
@@ -77,8 +78,9 @@ MakeDataOptions parse(const std::vector<std::string>& args) {
     throw ConfigError(std::string(e.what()) + " (usage: " + kMakeDataUsage + ")");
   }
   if (o.kind != "classification" && o.kind != "regression" && o.kind != "tokens") {
-    throw ConfigError("make-data: kind '" + o.kind +
-                      "' is not one of classification, regression, tokens (usage: " + kMakeDataUsage + ")");
+    throw ConfigError(
+        "make-data: kind '" + o.kind +
+        "' is not one of classification, regression, tokens (usage: " + kMakeDataUsage + ")");
   }
   if (o.output.empty())
     throw ConfigError(std::string("make-data: --output is required: ") + kMakeDataUsage);

@@ -12,7 +12,8 @@
 namespace ddpt::testing {
 namespace {
 
-constexpr double kZeroTolerance = 1e-6;  // the reduce-scatter may sum in another order than all-reduce
+constexpr double kZeroTolerance =
+    1e-6;  // the reduce-scatter may sum in another order than all-reduce
 constexpr double kZeroMustMove = 1e-3;
 
 struct ZeroCase {
@@ -46,7 +47,8 @@ void expect_zero_matches_plain(const ZeroCase& c) {
   const auto initial = initial_parameters(plain);
   const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
   const TrainedRun without = train(plain, MPI_COMM_WORLD);
-  EXPECT_GT(max_relative_difference(without.params, initial), kZeroMustMove) << "training did not move";
+  EXPECT_GT(max_relative_difference(without.params, initial), kZeroMustMove)
+      << "training did not move";
   EXPECT_LT(max_relative_difference(with_zero.params, without.params), c.tolerance)
       << world_size() << " ranks, ZeRO-1 vs plain data parallel";
   // Each rank holds the state of its shard only; together, the whole state once.
