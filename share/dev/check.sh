@@ -37,10 +37,13 @@ done
 echo "== ctest"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# -j1: MPI tests already use both cores of a small machine; running them side by side would
-# oversubscribe further and only slow everything down.
+# -j2: a test that keeps both cores of a small machine busy (two or more ranks, every SLURM and
+# root test) declares PROCESSORS 2 or more, and ctest runs it alone; single-process tests (the
+# unit tests, most command-line checks) run two at a time (on 2 cores the unit tests then take
+# about two thirds of their time at -j1: testing.md). Not more on a larger machine: each rank sizes its threads to the cores it sees,
+# so more tests at once would oversubscribe them, and the watchdog and SLURM tests mind that.
 rc=0
-ctest --test-dir "$build" --output-on-failure -j1 "$@" | tee "$log" || rc=$?
+ctest --test-dir "$build" --output-on-failure -j2 "$@" | tee "$log" || rc=$?
 
 # What ran, from ctest's result lines: "  3/124 Test  #3: name ......   Passed    0.01 sec".
 declare -A status_of=() name_of=()

@@ -7,7 +7,6 @@
 #include "app/job.hpp"
 #include "comm/make_communicator.hpp"
 #include "config/parse_config.hpp"
-#include "runtime/gather_strings.hpp"
 #include "util/process_identity.hpp"
 
 namespace ddpt {
@@ -17,10 +16,10 @@ namespace {
 // count, local ranks and GPU choice across nodes.
 std::string placement_table(const Job& job) {
   const Topology& t = job.topology;
-  const std::vector<std::string> lines = all_gather_strings(
-      MPI_COMM_WORLD, fmt::format("    {:>5}  {:>4}  {:<20}  {:>5}/{:<5}  {:<8}  {}", t.world_rank,
-                                  t.node_index, process_host(), t.local_rank, t.local_size,
-                                  job.device.device.str(), job.device.threads));
+  const std::vector<std::string> lines = job.group->all_gather(
+      "placement lines", fmt::format("    {:>5}  {:>4}  {:<20}  {:>5}/{:<5}  {:<8}  {}",
+                                     t.world_rank, t.node_index, process_host(), t.local_rank,
+                                     t.local_size, job.device.device.str(), job.device.threads));
   std::string text = fmt::format("  placement       :\n    {:>5}  {:>4}  {:<20}  {:>11}  {:<8}  {}",
                                  "rank", "node", "host", "local/ranks", "device", "threads");
   for (const std::string& line : lines) text += "\n" + line;

@@ -11,16 +11,9 @@
 #include "runtime/gpu_inventory.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
-
-#ifndef DDPTRAIN_VERSION
-#define DDPTRAIN_VERSION "unknown"
-#endif
+#include "util/version.hpp"
 
 namespace ddpt {
-
-std::string ddptrain_version() {
-  return DDPTRAIN_VERSION;
-}
 
 Job set_up_job(const Config& config) {
   Job job;
@@ -41,6 +34,7 @@ Job set_up_job(const Config& config) {
     }
   }
   job.watchdog = std::make_unique<Watchdog>(MPI_COMM_WORLD, config.dist.timeout_s);
+  job.group = std::make_unique<HostGroup>(MPI_COMM_WORLD, job.watchdog.get());
   return job;
 }
 

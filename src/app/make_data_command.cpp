@@ -9,12 +9,14 @@
 
 #include "app/commands.hpp"
 #include "app/job.hpp"
+#include "comm/host_group.hpp"
 #include "data/synthetic_tables.hpp"
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
 #include "io/staged_file.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
+#include "util/version.hpp"
 
 namespace po = boost::program_options;
 
@@ -144,6 +146,9 @@ void write_tokens(hid_t root, const MakeDataOptions& o) {
 
 int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const MakeDataOptions o = parse(args);
+  // Unwatched: make-data reads no deck, so there is no dist.timeout_s; the other ranks only wait
+  // for rank 0, which writes the file alone.
+  HostGroup every_rank(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   if (mpi.world_rank() == 0) {
     {
       H5File file = H5File::create(staging_path(o.output).string());
@@ -158,7 +163,8 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       }
     }
     // On the disk before it is published: a crash afterwards cannot leave an empty file.
-    sync_and_publish(o.output, MPI_COMM_SELF, fmt::format("'{}'", o.output),
+    HostGroup alone(MPI_COMM_SELF, /*watchdog=*/nullptr);
+    sync_and_publish(o.output, alone, fmt::format("'{}'", o.output),
                      "an older file of that name is kept");
     const H5File written = H5File::open_read(o.output);
     std::cout << fmt::format("wrote {} ({}):", o.output, o.kind);
@@ -168,7 +174,7 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     }
     std::cout << "\n";
   }
-  DDPT_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  every_rank.barrier("make-data's file written");
   return 0;
 }
 

@@ -68,9 +68,9 @@ void check_host_memory(const Config& config, const DatasetInfo& data, const Job&
   const std::optional<HostMemory> memory = host_memory_available();
   // Per rank: the ranks of a node share its memory. The smallest of any rank, so that every rank
   // takes the same decision.
-  int64_t per_rank = memory ? memory->available_bytes / job.topology.local_size
-                            : std::numeric_limits<int64_t>::max();
-  DDPT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &per_rank, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD));
+  const int64_t mine = memory ? memory->available_bytes / job.topology.local_size
+                              : std::numeric_limits<int64_t>::max();
+  const int64_t per_rank = job.group->min("host memory check", mine);
   double total = 0;
   for (const MemoryNeed& need : needs) total += need.bytes;
   if (total <= static_cast<double>(per_rank)) return;

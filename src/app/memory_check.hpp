@@ -10,7 +10,7 @@
 
 namespace ddpt {
 
-// Collective over MPI_COMM_WORLD (every rank decides on the smallest memory per rank of any node,
+// Collective over job.group (every rank decides on the smallest memory per rank of any node,
 // so all raise the same ConfigError, exit 2). `data`: what the deck's data will be
 // (deck_data_info). Counts only memory that certainly exists (synthetic data held in memory; on
 // the CPU the fp32 weights, gradients and optimizer moments): a lower bound, so a run that fits

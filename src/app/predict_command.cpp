@@ -19,6 +19,7 @@
 #include "util/check.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/version.hpp"
 
 namespace ddpt {
 namespace {
@@ -78,7 +79,7 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
 
   // Staged: a failed run leaves any older output untouched.
   {
-    H5File file = H5File::create(staging_path(output_path).string(), MPI_COMM_WORLD);
+    H5File file = H5File::create(staging_path(output_path).string(), job.group->comm());
     const hid_t root = file.id();
     write_attribute(root, "ddptrain_version", ddptrain_version());
     write_attribute(root, "checkpoint", std::filesystem::weakly_canonical(checkpoint).string());
@@ -97,7 +98,7 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   }  // collective close
   // On the disk before it is published (the collective sync is also the barrier before the
   // rename): a crash afterwards cannot leave an empty file under the output's name.
-  sync_and_publish(output_path, MPI_COMM_WORLD, fmt::format("predictions '{}'", output_path),
+  sync_and_publish(output_path, *job.group, fmt::format("predictions '{}'", output_path),
                    "an older file of that name is kept");
   spdlog::info("predict: {} rows of {} on {} rank(s) with {} (step {}) -> {}", inputs.rows(),
                inputs.where(), world, checkpoint, loaded.step, output_path);

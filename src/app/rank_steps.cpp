@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 
-#include "runtime/gather_strings.hpp"
 #include "util/check.hpp"
 #include "util/process_identity.hpp"
 
@@ -39,16 +38,13 @@ double ms_per_step(double seconds, const StepSplit& s) {
 
 }  // namespace
 
-std::vector<RankSteps> gather_rank_steps(MPI_Comm comm, const StepSplit& mine) {
-  int size = 1;
-  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
+std::vector<RankSteps> gather_rank_steps(HostGroup& group, const StepSplit& mine) {
   const std::array<double, kFields> own = fields_of(mine);
-  std::vector<double> all(static_cast<size_t>(kFields) * static_cast<size_t>(size));
-  DDPT_CHECK_MPI(
-      MPI_Allgather(own.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, comm));
-  const std::vector<std::string> hosts = all_gather_strings(comm, process_host());
+  const std::vector<double> all =
+      group.all_gather("ranks' step times", std::vector<double>(own.begin(), own.end()));
+  const std::vector<std::string> hosts = group.all_gather("ranks' hosts", process_host());
   std::vector<RankSteps> ranks;
-  for (int r = 0; r < size; ++r) {
+  for (int r = 0; r < group.size(); ++r) {
     ranks.push_back({hosts[static_cast<size_t>(r)], split_of(all.data() + kFields * r)});
   }
   return ranks;

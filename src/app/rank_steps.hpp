@@ -5,11 +5,10 @@
 // rank on a slower core, node or GPU shows here before anyone profiles.
 #pragma once
 
-#include <mpi.h>
-
 #include <string>
 #include <vector>
 
+#include "comm/host_group.hpp"
 #include "train/step_split.hpp"
 
 namespace ddpt {
@@ -19,8 +18,8 @@ struct RankSteps {
   StepSplit split;  // the rank's steady steps (train/step_split.hpp)
 };
 
-// Collective over `comm`: every rank's split and host name, by rank, on every rank.
-std::vector<RankSteps> gather_rank_steps(MPI_Comm comm, const StepSplit& mine);
+// Collective over `group`: every rank's split and host name, by rank, on every rank.
+std::vector<RankSteps> gather_rank_steps(HostGroup& group, const StepSplit& mine);
 
 // "forward + backward 6.98..7.30 ms per step, slowest rank 1 (node-b); comm wait 0.05..1.21 ms";
 // empty for fewer than two ranks or a rank without steady steps.

@@ -6,6 +6,7 @@
 #include "app/job.hpp"
 #include "config/parse_config.hpp"
 #include "util/error.hpp"
+#include "util/version.hpp"
 
 namespace ddpt {
 namespace {

@@ -14,9 +14,12 @@ namespace ddpt {
 
 namespace {
 
+// (label, text) lines of the summary, in order.
+using SummaryLines = std::vector<std::pair<const char*, std::string>>;
+
 // Where rank 0's steady steps went, and on a CPU how the ranks' steps compare: none, one or two
-// (label, text) lines.
-std::vector<std::pair<const char*, std::string>> step_split_lines(const RunOutcome& outcome) {
+// lines.
+SummaryLines step_split_lines(const RunOutcome& outcome) {
   const StepSplit& split = outcome.summary->split;
   const std::string text = split.describe();
   if (!outcome.summary->split_is_work || text.empty()) return {};
@@ -25,22 +28,15 @@ std::vector<std::pair<const char*, std::string>> step_split_lines(const RunOutco
     return {{"step time (GPU)", text + " (rank 0, steps after the warm-up; CUDA events: each "
                                        "phase's work and the GPU's idle time in it)"}};
   }
-  std::vector<std::pair<const char*, std::string>> lines{
-      {"step time", text + " (rank 0, steps after the warm-up)"}};
+  SummaryLines lines{{"step time", text + " (rank 0, steps after the warm-up)"}};
   if (std::string ranks = describe_rank_steps(outcome.ranks); !ranks.empty()) {
     lines.emplace_back("ranks' steps", std::move(ranks));
   }
   return lines;
 }
 
-}  // namespace
-
-std::string run_summary_text(const Config& config, const DatasetInfo& info,
-                             const RunOutcome& outcome) {
-  std::string text = "summary";
-  auto add = [&text](const char* label, const std::string& value) {
-    text += fmt::format("\n  {:<16}: {}", label, value);
-  };
+// "1500 of 1500", with a resume and an early stop said.
+std::string steps_text(const Config& config, const RunOutcome& outcome) {
   const int64_t end_step = outcome.resume_step + outcome.summary->steps;
   std::string steps = fmt::format("{} of {}", end_step, config.train.steps);
   if (outcome.resume_step > 0) {
@@ -52,58 +48,93 @@ std::string run_summary_text(const Config& config, const DatasetInfo& info,
   } else if (end_step < config.train.steps) {
     steps += ", stopped early";
   }
-  add("steps", steps);
-  add("wall time", outcome.summary->seconds < 60
-                       ? fmt::format("{:.2f} s", outcome.summary->seconds)
-                       : fmt::format("{} ({:.0f} s)", format_duration(outcome.summary->seconds),
-                                     outcome.summary->seconds));
-  if (outcome.summary->steady_samples_per_s > 0) {
-    std::string rate = fmt::format("{:.0f} samples/s", outcome.summary->steady_samples_per_s);
+  return steps;
+}
+
+// Steps, wall time, throughput and where the step's time went.
+SummaryLines progress_lines(const Config& config, const DatasetInfo& info,
+                            const RunOutcome& outcome) {
+  const TrainSummary& run = *outcome.summary;
+  SummaryLines lines{
+      {"steps", steps_text(config, outcome)},
+      {"wall time", run.seconds < 60
+                        ? fmt::format("{:.2f} s", run.seconds)
+                        : fmt::format("{} ({:.0f} s)", format_duration(run.seconds), run.seconds)}};
+  if (run.steady_samples_per_s > 0) {
+    std::string rate = fmt::format("{:.0f} samples/s", run.steady_samples_per_s);
     if (info.task == Task::kNextToken) {
       int64_t tokens = 1;  // per sample: the window of data.block tokens
       for (const int64_t d : info.sample_shape) tokens *= d;
-      rate += fmt::format(", {:.0f} tokens/s", outcome.summary->steady_samples_per_s * tokens);
+      rate += fmt::format(", {:.0f} tokens/s", run.steady_samples_per_s * tokens);
     }
-    add("throughput",
-        rate + fmt::format(" (all ranks, after {} warm-up steps)", outcome.summary->warmup_steps));
+    lines.emplace_back(
+        "throughput", rate + fmt::format(" (all ranks, after {} warm-up steps)", run.warmup_steps));
   }
-  for (const auto& [label, value] : step_split_lines(outcome)) add(label, value);
-  if (!outcome.summary->records.empty()) {
-    const StepRecord& last = outcome.summary->records.back();
-    const int64_t from = outcome.summary->records.size() > 1
-                             ? outcome.summary->records[outcome.summary->records.size() - 2].step
-                             : outcome.resume_step;
-    add("final loss",
-        fmt::format("{:.5f} (mean over steps {}..{})", last.loss, from + 1, last.step));
-    if (last.skipped_steps > 0) add("skipped steps", std::to_string(last.skipped_steps));
+  for (auto& line : step_split_lines(outcome)) lines.push_back(std::move(line));
+  return lines;
+}
+
+// The final loss, skipped steps, optimizer state and best evaluation.
+SummaryLines result_lines(const DatasetInfo& info, const RunOutcome& outcome) {
+  SummaryLines lines;
+  const std::vector<StepRecord>& records = outcome.summary->records;
+  if (!records.empty()) {
+    const StepRecord& last = records.back();
+    const int64_t from =
+        records.size() > 1 ? records[records.size() - 2].step : outcome.resume_step;
+    lines.emplace_back("final loss", fmt::format("{:.5f} (mean over steps {}..{})", last.loss,
+                                                 from + 1, last.step));
+    if (last.skipped_steps > 0)
+      lines.emplace_back("skipped steps", std::to_string(last.skipped_steps));
   }
   if (outcome.optimizer_state_bytes > 0) {
-    add("optimizer state",
+    lines.emplace_back(
+        "optimizer state",
         human_bytes(outcome.optimizer_state_bytes) +
             (outcome.optimizer_sharded ? " on rank 0 (ZeRO-1: each rank holds its shard)"
                                        : " per rank (every rank holds all of it)"));
   }
   if (outcome.best_eval) {
     const auto& [best, step] = *outcome.best_eval;
-    add("best eval", describe_eval(best, info.task) + fmt::format(" at step {}", step));
+    lines.emplace_back("best eval",
+                       describe_eval(best, info.task) + fmt::format(" at step {}", step));
   }
-  add("metrics", outcome.metrics_path);
-  add("log", config.run.dir + "/log.txt");
-  add("config", config.run.dir + "/config.cfg");
+  return lines;
+}
+
+// Where the run's files are, and what writing the checkpoints cost.
+SummaryLines file_lines(const Config& config, const RunOutcome& outcome) {
+  SummaryLines lines{{"metrics", outcome.metrics_path},
+                     {"log", config.run.dir + "/log.txt"},
+                     {"config", config.run.dir + "/config.cfg"}};
   if (const std::string latest = latest_checkpoint(config.run.dir);
       config.checkpoint.every > 0 || !latest.empty()) {
-    add("checkpoints",
-        config.run.dir + "/checkpoints" +
+    lines.emplace_back(
+        "checkpoints",
+        checkpoints_dir(config.run.dir).string() +
             (latest.empty()
                  ? ""
                  : " (latest: " + std::filesystem::path(latest).filename().string() + ")"));
   }
   if (outcome.checkpoints.count > 0) {
     const CheckpointTimes& c = outcome.checkpoints;
-    add("checkpoint time",
+    lines.emplace_back(
+        "checkpoint time",
         fmt::format("{} written; training stopped {:.3f} s for them, writing took {:.3f} s "
                     "({:.3f} s each)",
                     c.count, c.stall_s, c.write_s, c.write_s / static_cast<double>(c.count)));
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::string run_summary_text(const Config& config, const DatasetInfo& info,
+                             const RunOutcome& outcome) {
+  std::string text = "summary";
+  for (const SummaryLines& part : {progress_lines(config, info, outcome),
+                                   result_lines(info, outcome), file_lines(config, outcome)}) {
+    for (const auto& [label, value] : part) text += fmt::format("\n  {:<16}: {}", label, value);
   }
   return text;
 }

@@ -2,11 +2,8 @@
 // and reports. What happens when is train/training_run.hpp's; which files is io/run_files.hpp's.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "app/commands.hpp"
 #include "app/job.hpp"
@@ -19,50 +16,15 @@
 #include "io/run_files.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
-#include "runtime/gather_strings.hpp"
 #include "train/batch_size_search.hpp"
 #include "train/training_run.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
+#include "util/version.hpp"
 
 namespace ddpt {
 namespace {
-
-// Rank 0 makes run.dir and writes config.cfg into it and opens log.txt: "" if that worked, else
-// what failed.
-std::string write_run_dir(const Config& config) {
-  const std::filesystem::path dir(config.run.dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return "run.dir '" + config.run.dir + "' cannot be created: " + ec.message();
-  errno = 0;
-  std::ofstream deck(dir / "config.cfg");
-  deck << "# resolved by ddptrain " << ddptrain_version() << " from "
-       << (config.deck_path.empty() ? "defaults" : config.deck_path) << "\n"
-       << config.resolved_text;
-  deck.close();
-  if (!deck) {
-    return fmt::format("run.dir '{}' is not writable: cannot write config.cfg there ({})",
-                       config.run.dir, errno != 0 ? std::strerror(errno) : "write failed");
-  }
-  try {
-    add_log_file((dir / "log.txt").string());
-  } catch (const std::exception& e) {
-    return fmt::format("run.dir '{}' is not writable: cannot open log.txt there ({})",
-                       config.run.dir, e.what());
-  }
-  return "";
-}
-
-// Collective: every rank learns whether rank 0 could write run.dir, so a run.dir that is
-// read-only, not ours or full is one clean error on every rank (exit 2) before training starts,
-// not a failure of rank 0 alone that leaves the others waiting.
-void prepare_run_dir(const Config& config, bool rank0) {
-  const std::string problem =
-      broadcast_string(MPI_COMM_WORLD, rank0 ? write_run_dir(config) : std::string());
-  if (!problem.empty()) throw ConfigError(problem);
-}
 
 // Evaluation needs validation data: a deck that asks for it without naming any is wrong.
 void check_validation_split(const Config& config, const DataSplits& data) {
@@ -92,7 +54,7 @@ RunDescription describe_run(const Config& config, const Job& job, const Communic
 
 // The summary, and the exit code: 0, or kStopped when a signal stopped the run early.
 int report(const Config& config, const DatasetInfo& info, const RunReport& run, int64_t resume_step,
-           const std::string& metrics_path, const TrainerFacts& end) {
+           const std::string& metrics_path, const TrainerFacts& end, HostGroup& group) {
   RunOutcome outcome;
   outcome.summary = &run.summary;
   outcome.resume_step = resume_step;
@@ -101,7 +63,7 @@ int report(const Config& config, const DatasetInfo& info, const RunReport& run, 
   outcome.optimizer_state_bytes = end.optimizer_state_bytes;
   outcome.optimizer_sharded = end.optimizer_sharded;
   outcome.checkpoints = run.checkpoints;
-  outcome.ranks = gather_rank_steps(MPI_COMM_WORLD, run.summary.split);  // collective
+  outcome.ranks = gather_rank_steps(group, run.summary.split);  // collective
   const int64_t end_step = resume_step + run.summary.steps;
   if (run.stop_signal != 0 && end_step < config.train.steps) {
     outcome.stopped_by = signal_name(run.stop_signal);
@@ -146,7 +108,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const FreezeCount freeze = freeze_parameters(*model, config.model.freeze);
   // From here on, train.batch_size = auto is a number (the deck's text in run.config still says
   // auto).
-  const Config found = with_batch_size_found(config, *comm, *model, *data.train);
+  const Config found = with_batch_size_found(config, *comm, *job.group, *model, *data.train);
   TrainingRun run(found, *comm, *model, data, *job.watchdog);  // last check of the deck
 
   CheckpointRegistry state;
@@ -154,7 +116,7 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   // Every parameter, frozen ones too: the checkpoint is the whole model.
   RunFiles files(found,
                  {model->named_parameters(), model->named_buffers(), config.resolved_text, &state},
-                 MPI_COMM_WORLD);
+                 *job.group);
   int64_t resume_step = 0;
   const std::string resume_path = files.checkpoint_to_resume();
   if (!resume_path.empty()) {
@@ -163,14 +125,14 @@ int train_command(const std::vector<std::string>& args, MpiEnv& mpi) {
     run.resume_at(resume_step);
   }
 
-  prepare_run_dir(found, mpi.world_rank() == 0);  // only now is anything written
+  files.prepare_run_dir();  // only now is anything written
   const TrainerFacts facts = run.facts();
   log_run_banner({found, job, *comm, *model, data, freeze, facts, resume_step, resume_path});
   if (mpi.world_rank() == 0) {
     files.open_metrics(describe_run(found, job, *comm, info.task), resume_step);
   }
   const RunReport result = run.run(files);
-  return report(found, info, result, resume_step, files.metrics_path(), run.facts());
+  return report(found, info, result, resume_step, files.metrics_path(), run.facts(), *job.group);
 }
 
 }  // namespace ddpt

@@ -169,9 +169,26 @@ void Watchdog::answer_queries() {
   }
 }
 
-void Watchdog::on_timeout(const Entry& entry) {
-  // Ask everyone; a stopped or dead rank never answers. (The sends are freed, not waited for:
-  // their buffer is static.)
+Watchdog::Answer Watchdog::parse_answer(int rank, const std::string& text) {
+  Answer answer;
+  answer.rank = rank;
+  std::istringstream in(text);
+  int expired = 0;
+  in >> expired >> answer.step;
+  answer.expired = expired != 0;
+  std::string line;
+  std::getline(in, line);  // rest of the first line
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    answer.phases.emplace_back(std::stod(line.substr(0, tab)), line.substr(tab + 1));
+  }
+  return answer;
+}
+
+std::vector<std::optional<Watchdog::Answer>> Watchdog::ask_every_rank() {
+  // A stopped or dead rank never answers. (The sends are freed, not waited for: their buffer is
+  // static.)
   static const char query = 0;
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
@@ -197,23 +214,15 @@ void Watchdog::on_timeout(const Entry& entry) {
     std::string text(static_cast<size_t>(std::max(length, 0)), '\0');
     MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, kAnswerTag, comm_.get(),
              MPI_STATUS_IGNORE);
-    Answer answer;
-    answer.rank = status.MPI_SOURCE;
-    std::istringstream in(text);
-    int expired = 0;
-    in >> expired >> answer.step;
-    answer.expired = expired != 0;
-    std::string line;
-    std::getline(in, line);  // rest of the first line
-    while (std::getline(in, line)) {
-      const auto tab = line.find('\t');
-      if (tab == std::string::npos) continue;
-      answer.phases.emplace_back(std::stod(line.substr(0, tab)), line.substr(tab + 1));
-    }
+    Answer answer = parse_answer(status.MPI_SOURCE, text);
     if (!answers[static_cast<size_t>(answer.rank)]) ++answered;
     answers[static_cast<size_t>(answer.rank)] = std::move(answer);
   }
+  return answers;
+}
 
+void Watchdog::on_timeout(const Entry& entry) {
+  const std::vector<std::optional<Answer>> answers = ask_every_rank();
   // One full report, from the lowest timed-out rank that others heard from; the rest say one
   // line, and abort anyway if that rank's abort does not reach them.
   int reporter = rank_;

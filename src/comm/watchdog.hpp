@@ -99,6 +99,10 @@ class Watchdog {
   // Reports a failure and aborts the job with exit code 5.
   [[noreturn]] void on_failure(const std::string& what, const std::string& failure);
   std::string status_text();
+  // Asks every other rank where it is; the answers that came within kAnswerGrace, by rank.
+  std::vector<std::optional<Answer>> ask_every_rank();
+  // An answer's text (status_text() of rank `rank`), parsed.
+  static Answer parse_answer(int rank, const std::string& text);
   // Asks every rank, reports, aborts the job with exit code 5.
   [[noreturn]] void on_timeout(const Entry& entry);
   std::string report(const Entry& entry, const std::vector<std::optional<Answer>>& answers) const;

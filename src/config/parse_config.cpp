@@ -306,23 +306,20 @@ void check_option_pairs(const Config& config) {
 
 }  // namespace
 
-Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
-  check_arguments_are_utf8(args);
-  check_arguments_have_no_placeholders(args);
-  Config config;
-  OptionTable table = make_table(config);
+namespace {
 
+// The command line's options into `values`, first: po::store keeps the first value stored, so
+// overrides win over the deck. Returns the positional arguments (the deck).
+std::vector<std::string> store_command_line(const std::vector<std::string>& args,
+                                            const OptionTable& table, po::variables_map& values) {
   po::options_description positional_holder;
-  std::vector<std::string> positional;
-  positional_holder.add_options()("deck", po::value(&positional));
+  // Read back from `values` below, not bound to a variable: po::notify runs after this returns.
+  positional_holder.add_options()("deck", po::value<std::vector<std::string>>());
   po::options_description everything;
   everything.add(table.description()).add(positional_holder);
   po::positional_options_description deck_position;
   deck_position.add("deck", -1);
-
-  po::variables_map values;
   try {
-    // Command line first: po::store keeps the first value stored, so overrides win over the deck.
     po::store(
         po::command_line_parser(args)
             .options(everything)
@@ -333,31 +330,24 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
   } catch (const po::error& e) {
     throw ConfigError(describe(e, "command line", table));
   }
-  if (values.count("deck")) positional = values["deck"].as<std::vector<std::string>>();
-  if (positional.size() > 1) {
-    throw ConfigError("expected one deck, got " + std::to_string(positional.size()) + " ('" +
-                      positional[0] + "', '" + positional[1] + "', ...)");
-  }
-  if (positional.empty() && !deck_optional) {
-    throw ConfigError("no deck given: usage: ddptrain train DECK [--section.key=value ...]");
-  }
-  if (!positional.empty()) {
-    config.deck_path = positional[0];
-    check_deck_readable(config.deck_path);
-    try {
-      std::istringstream deck(read_deck_text(config.deck_path));
-      po::store(po::parse_config_file(deck, table.description(), /*allow_unregistered=*/false),
-                values);
-    } catch (const po::error& e) {
-      throw ConfigError(describe(e, config.deck_path, table));
-    }
-  }
+  if (values.count("deck") == 0) return {};
+  return values["deck"].as<std::vector<std::string>>();
+}
+
+// The deck's options into `values`, under the command line's.
+void store_deck(const std::string& path, const OptionTable& table, po::variables_map& values) {
+  check_deck_readable(path);
   try {
-    po::notify(values);
+    std::istringstream deck(read_deck_text(path));
+    po::store(po::parse_config_file(deck, table.description(), /*allow_unregistered=*/false),
+              values);
   } catch (const po::error& e) {
-    throw ConfigError(describe(e, config.deck_path, table));
+    throw ConfigError(describe(e, path, table));
   }
-  table.validate();
+}
+
+// What the model and data options must satisfy beyond each option's own range.
+void check_model_and_data(Config& config) {
   if (config.model.type == ModelType::kMlp) parse_int_list("model.hidden", config.model.hidden);
   if (config.model.type == ModelType::kCnn) parse_int_list("model.channels", config.model.channels);
   if (config.model.type == ModelType::kGpt && config.model.n_embd % config.model.n_head != 0) {
@@ -370,6 +360,35 @@ Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
         "synthetic_tokens");
   }
   check_data_options(config.data);
+}
+
+}  // namespace
+
+Config parse_config(const std::vector<std::string>& args, bool deck_optional) {
+  check_arguments_are_utf8(args);
+  check_arguments_have_no_placeholders(args);
+  Config config;
+  OptionTable table = make_table(config);
+  po::variables_map values;
+  const std::vector<std::string> positional = store_command_line(args, table, values);
+  if (positional.size() > 1) {
+    throw ConfigError("expected one deck, got " + std::to_string(positional.size()) + " ('" +
+                      positional[0] + "', '" + positional[1] + "', ...)");
+  }
+  if (positional.empty() && !deck_optional) {
+    throw ConfigError("no deck given: usage: ddptrain train DECK [--section.key=value ...]");
+  }
+  if (!positional.empty()) {
+    config.deck_path = positional[0];
+    store_deck(config.deck_path, table, values);
+  }
+  try {
+    po::notify(values);
+  } catch (const po::error& e) {
+    throw ConfigError(describe(e, config.deck_path, table));
+  }
+  table.validate();
+  check_model_and_data(config);
   check_option_pairs(config);
   config.resolved_text = table.to_ini();
   return config;

@@ -76,10 +76,14 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
                       share_parameters(params, comm);
   if (!shared) broadcast_from_rank0(params, comm);
   broadcast_from_rank0(buffers_, comm);
-  reducer_ =
-      std::make_unique<Reducer>(std::move(params), comm, mib_to_bytes(options.first_bucket_mb),
-                                mib_to_bytes(options.bucket_mb), options.wire_dtype,
-                                options.reduction, options.shared_memory, shared);
+  ReducerOptions reducer;
+  reducer.first_bucket_bytes = mib_to_bytes(options.first_bucket_mb);
+  reducer.bucket_bytes = mib_to_bytes(options.bucket_mb);
+  reducer.wire_dtype = options.wire_dtype;
+  reducer.reduction = options.reduction;
+  reducer.backend_buffers = options.shared_memory;
+  reducer.parameters_shared = shared;
+  reducer_ = std::make_unique<Reducer>(std::move(params), comm, reducer);
 }
 
 void DataParallel::backward(const torch::Tensor& loss, bool sync) {

@@ -74,25 +74,34 @@ torch::Tensor squares_in_double(const torch::Tensor& values) {
 
 }  // namespace
 
-Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
-                 int64_t bucket_bytes, torch::ScalarType wire_dtype, GradientReduction reduction,
-                 bool backend_buffers, bool parameters_shared)
+Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const ReducerOptions& options)
     : params_(std::move(params)),
       comm_(comm),
-      reduction_(reduction),
-      parameters_shared_(parameters_shared && reduction == GradientReduction::kReduceScatter) {
+      reduction_(options.reduction),
+      parameters_shared_(options.parameters_shared &&
+                         options.reduction == GradientReduction::kReduceScatter) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
       throw Error("Reducer: parameter '" + p.name + "' is not a trainable leaf tensor",
                   ExitCode::kInternal, Raised::kAllRanks);
     }
   }
-  plan_ = plan_buckets(describe(params_), first_bucket_bytes, bucket_bytes);
+  plan_ = plan_buckets(describe(params_), options.first_bucket_bytes, options.bucket_bytes);
   if (sharded()) {
     std::vector<int64_t> numels;
     for (const auto& p : params_) numels.push_back(p.tensor.numel());
     shards_ = plan_shards(plan_, numels, comm_.size(), comm_.rank());
   }
+  allocate_buckets(options.wire_dtype, options.backend_buffers);
+  install_hooks();
+  // Summed in shared memory, a bucket's reduce-scatter also gives its sum of squares (for the
+  // norm and the finite check) without another pass or collective.
+  squares_in_reduction_ = sharded() && buckets_in_shared_memory();
+  trace_.bucket_launched.resize(plan_.size());
+  trace_.bucket_started.resize(plan_.size());
+}
+
+void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffers) {
   buckets_.resize(plan_.size());
   slots_.resize(params_.size());
   ready_.assign(params_.size(), 0);
@@ -126,6 +135,9 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
       param.mutable_grad() = view;
     }
   }
+}
+
+void Reducer::install_hooks() {
   zero_lazily_ = std::all_of(buckets_.begin(), buckets_.end(),
                              [](const Bucket& b) { return b.buffer.device().is_cpu(); });
   awaiting_.assign(params_.size(), 0);  // the slots hold zeros or the gradients copied in
@@ -141,11 +153,6 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t fi
       if (slots_[i].view.numel() > 0) param_by_slot_.emplace(slots_[i].view.data_ptr(), i);
     }
   }
-  // Summed in shared memory, a bucket's reduce-scatter also gives its sum of squares (for the
-  // norm and the finite check) without another pass or collective.
-  squares_in_reduction_ = sharded() && buckets_in_shared_memory();
-  trace_.bucket_launched.resize(plan_.size());
-  trace_.bucket_started.resize(plan_.size());
 }
 
 Reducer::~Reducer() {

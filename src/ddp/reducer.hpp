@@ -52,6 +52,19 @@ enum class GradientReduction {
   kReduceScatter,  // every rank gets the summed gradients of its blocks (ZeRO-1)
 };
 
+struct ReducerOptions {
+  int64_t first_bucket_bytes = 0;  // the first bucket (the last layers' gradients, ready first)
+  int64_t bucket_bytes = 0;        // every other bucket
+  // The precision buckets are reduced in (kFloat: the gradients' own).
+  torch::ScalarType wire_dtype = torch::kFloat;
+  GradientReduction reduction = GradientReduction::kAllReduce;
+  // Buckets reduced as they are (no compression) are allocated by the communicator
+  // (Communicator::allocate_buffer: node-shared memory for MPI on one node).
+  bool backend_buffers = true;
+  // ZeRO-1 only: every rank's parameters are the same memory.
+  bool parameters_shared = false;
+};
+
 // Zeroing on CPU buckets is lazy: zero_grad() marks every slot as holding nothing yet, and a
 // slot's first gradient in the next backward is written over it instead of added to it: copied
 // in by a pre hook on the parameter's gradient accumulator (which then receives nothing to add),
@@ -62,14 +75,7 @@ enum class GradientReduction {
 class Reducer final : public GradientSlots {
  public:
   // `params`: the trainable parameters (requires_grad leaves) in registration order.
-  // `wire_dtype`: the precision buckets are reduced in (kFloat: the gradients' own).
-  // `backend_buffers`: buckets reduced as they are (no compression) are allocated by the
-  // communicator (Communicator::allocate_buffer: node-shared memory for MPI on one node).
-  // `parameters_shared` (ZeRO-1 only): every rank's parameters are the same memory.
-  Reducer(std::vector<NamedTensor> params, Communicator& comm, int64_t first_bucket_bytes,
-          int64_t bucket_bytes, torch::ScalarType wire_dtype = torch::kFloat,
-          GradientReduction reduction = GradientReduction::kAllReduce, bool backend_buffers = true,
-          bool parameters_shared = false);
+  Reducer(std::vector<NamedTensor> params, Communicator& comm, const ReducerOptions& options);
   ~Reducer() override;  // removes its hooks
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -117,6 +123,11 @@ class Reducer final : public GradientSlots {
   const ReducerTrace& last_trace() const { return trace_; }
 
  private:
+  // The constructor's two halves: every bucket's buffer (and wire copies), with each parameter's
+  // gradient made a view of its slot; then the hooks that reduce a bucket once its gradients are
+  // in.
+  void allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffers);
+  void install_hooks();
   struct Bucket {
     torch::Tensor buffer;  // flat, on the communicator's device (ZeRO-1: padded)
     torch::Tensor wire;    // ddp.compress: the buffer in the wire precision (else undefined)

@@ -25,8 +25,9 @@ constexpr int64_t kTensorChunkBytes = int64_t{4} << 20;
 void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& tensor, bool writer) {
   const bool bf16 = tensor.scalar_type() == torch::kBFloat16;
   const torch::ScalarType stored = bf16 ? torch::kFloat : tensor.scalar_type();
-  std::vector<int64_t> shape = tensor.sizes().vec();
-  if (shape.empty()) shape = {1};  // chunked data needs rank >= 1
+  // Chunked data needs rank >= 1. (Assigning {1} to the emptied vector instead made GCC 12 warn,
+  // falsely, of a delete at an offset.)
+  std::vector<int64_t> shape = tensor.dim() == 0 ? std::vector<int64_t>{1} : tensor.sizes().vec();
   H5Dataset dataset =
       H5Dataset::create(parent, name, stored, shape, H5I_INVALID_HID, kTensorChunkBytes);
   if (writer) {

@@ -90,6 +90,10 @@ std::string checkpoint_file_name(int64_t step) {
   return fmt::format("step_{:08d}.h5", step);
 }
 
+fs::path checkpoints_dir(const std::string& run_dir) {
+  return fs::path(run_dir) / "checkpoints";
+}
+
 std::string model_signature(const std::vector<NamedTensor>& params,
                             const std::vector<NamedTensor>& buffers) {
   std::string signature;
@@ -122,8 +126,7 @@ std::string write_failure_cause(int error_number) {
 // Collective: the checkpoint `path`, from `snapshot`, written to its staging file. HDF5 calls
 // hold the HDF5 lock (they may run on the background writer while the training thread reads
 // data or writes metrics).
-void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, MPI_Comm comm,
-                           int rank, int size) {
+void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, HostGroup& group) {
   const fs::path staged = staging_path(path);
   // Opening and closing the root group are HDF5 calls too: one of them unlocked, racing the
   // training thread's metrics row, corrupted HDF5 1.14's global API context ("no VOL object wrap
@@ -133,8 +136,8 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
   try {
     {
       const Hdf5Lock lock;
-      file = H5File::create(staged.string(), comm);
-      root.emplace(H5Group::open(file->id(), "/"), rank, size);
+      file = H5File::create(staged.string(), group.comm());
+      root.emplace(H5Group::open(file->id(), "/"), group.rank(), group.size());
     }
     snapshot.replay(*root);  // locks per object
     const Hdf5Lock lock;
@@ -166,15 +169,16 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
 // its staging file before HDF5 writes anything, and every rank learns the outcome: a full disk or
 // an exceeded quota is then one clean error on every rank (exit 3), not a failure inside the
 // collective writes (see write_checkpoint_file).
-void reserve_checkpoint_space(const fs::path& path, const StateSnapshot& snapshot, MPI_Comm comm,
-                              int rank, int size) {
-  const int64_t data = snapshot.file_data_bytes(size);
+void reserve_checkpoint_space(const fs::path& path, const StateSnapshot& snapshot,
+                              HostGroup& group) {
+  const int64_t data = snapshot.file_data_bytes(group.size());
   const int64_t bytes = data + data / 32 + kCheckpointMetadataBytes;
-  int error = rank == 0 ? reserve_space(staging_path(path), bytes) : 0;
-  DDPT_CHECK_MPI(MPI_Bcast(&error, 1, MPI_INT, 0, comm));
+  const bool rank0 = group.rank() == 0;
+  const auto error = static_cast<int>(
+      group.max("checkpoint space reserved", rank0 ? reserve_space(staging_path(path), bytes) : 0));
   if (error == 0) return;
   std::error_code ignored;
-  if (rank == 0) fs::remove(staging_path(path), ignored);
+  if (rank0) fs::remove(staging_path(path), ignored);
   throw DataError(fmt::format("checkpoint '{}' cannot be written: {} (it needs about {}; {}); "
                               "nothing was written, the previous checkpoints are kept",
                               path.string(), std::strerror(error), human_bytes(bytes),
@@ -204,44 +208,37 @@ void save_state(StateWriter& root, int64_t step, int64_t epoch, const Checkpoint
 }
 
 std::string write_checkpoint(const std::string& run_dir, int64_t step,
-                             const StateSnapshot& snapshot, MPI_Comm comm,
+                             const StateSnapshot& snapshot, HostGroup& group,
                              const CheckpointConfig& retention) {
-  int rank = 0;
-  int size = 1;
-  DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
-  const fs::path dir = fs::path(run_dir) / "checkpoints";
-  if (rank == 0) fs::create_directories(dir);
-  DDPT_CHECK_MPI(MPI_Barrier(comm));  // the directory exists before anyone opens the file
+  const bool rank0 = group.rank() == 0;
+  const fs::path dir = checkpoints_dir(run_dir);
+  if (rank0) fs::create_directories(dir);
+  group.barrier("checkpoints directory made");  // before anyone opens the file
 
   const fs::path path = dir / checkpoint_file_name(step);
-  reserve_checkpoint_space(path, snapshot, comm, rank, size);
-  write_checkpoint_file(path, snapshot, comm, rank, size);
+  reserve_checkpoint_space(path, snapshot, group);
+  write_checkpoint_file(path, snapshot, group);
   // On the disk before it is published, so `latest` never names a file a crash could still take
   // away. Synchronous writes take this time in their stall (about what dd conv=fsync of the same
   // bytes takes); checkpoint.async takes it in the background. Collective: every rank has synced
   // after it.
-  sync_and_publish(path, comm, fmt::format("checkpoint '{}'", path.string()),
+  sync_and_publish(path, group, fmt::format("checkpoint '{}'", path.string()),
                    "the previous checkpoints are kept");
-  if (rank == 0) {
+  if (rank0) {
     point_link_at(dir, "latest", path.filename().string());
     const Hdf5Lock lock;  // keep_best reads the kept files
     prune(dir, retention);
   }
-  DDPT_CHECK_MPI(MPI_Barrier(comm));
+  group.barrier("checkpoint published");
   return path.string();
 }
 
 std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
-                            const CheckpointContents& contents, MPI_Comm comm,
+                            const CheckpointContents& contents, HostGroup& group,
                             const CheckpointConfig& retention, std::optional<double> eval_loss) {
-  int rank = 0;
-  int size = 1;
-  DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
-  StateSnapshot snapshot(rank, /*copy=*/false);  // replayed right away: nothing is copied
-  save_state(snapshot, step, epoch, contents, size, eval_loss);
-  return write_checkpoint(run_dir, step, snapshot, comm, retention);
+  StateSnapshot snapshot(group.rank(), /*copy=*/false);  // replayed right away: nothing copied
+  save_state(snapshot, step, epoch, contents, group.size(), eval_loss);
+  return write_checkpoint(run_dir, step, snapshot, group, retention);
 }
 
 namespace {
@@ -336,7 +333,7 @@ bool is_complete(const fs::path& file) {
 }  // namespace
 
 std::string latest_checkpoint(const std::string& run_dir) {
-  const fs::path dir = fs::path(run_dir) / "checkpoints";
+  const fs::path dir = checkpoints_dir(run_dir);
   std::error_code ec;
   if (fs::exists(dir / "latest", ec)) return fs::canonical(dir / "latest", ec).string();
   // No link (the directory was copied without symbolic links, say): the newest complete file.

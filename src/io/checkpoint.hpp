@@ -8,13 +8,14 @@
 // half-written checkpoint.
 #pragma once
 
-#include <mpi.h>
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "comm/host_group.hpp"
 #include "config/config.hpp"
 #include "io/state_snapshot.hpp"
 #include "train/checkpointed.hpp"
@@ -33,17 +34,19 @@ struct CheckpointContents {
 
 // "step_00000042.h5": the file name of the checkpoint of a step.
 std::string checkpoint_file_name(int64_t step);
+// RUN_DIR/checkpoints: where a run's checkpoints and the links latest and best are.
+std::filesystem::path checkpoints_dir(const std::string& run_dir);
 
 // "name:shape:dtype;..." of the parameters and buffers: equal signatures load into each other.
 std::string model_signature(const std::vector<NamedTensor>& params,
                             const std::vector<NamedTensor>& buffers);
 
-// Collective over `comm`. Writes the checkpoint of `step` (optimizer steps done), with the
+// Collective over `group`. Writes the checkpoint of `step` (optimizer steps done), with the
 // validation loss at that step if given, then keeps the retention.keep newest (and with
 // retention.keep_best the one with the lowest validation loss, linked as checkpoints/best).
 // Returns the final path.
 std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
-                            const CheckpointContents& contents, MPI_Comm comm,
+                            const CheckpointContents& contents, HostGroup& group,
                             const CheckpointConfig& retention,
                             std::optional<double> eval_loss = std::nullopt);
 
@@ -51,12 +54,12 @@ std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t ep
 // attributes, the model, every registered part, and last the attribute saying it is complete.
 void save_state(StateWriter& root, int64_t step, int64_t epoch, const CheckpointContents& contents,
                 int world_size, std::optional<double> eval_loss = std::nullopt);
-// Collective over `comm`: writes `snapshot` (made by save_state) as the checkpoint of `step`, then
+// Collective over `group`: writes `snapshot` (made by save_state) as the checkpoint of `step`, then
 // moves checkpoints/latest to it and prunes as save_checkpoint does. Safe on a thread other than
-// the training thread (checkpoint.async): its HDF5 calls hold the HDF5 lock; `comm` must then be
-// a communicator no other thread uses.
+// the training thread (checkpoint.async): its HDF5 calls hold the HDF5 lock; `group` must then be
+// one no other thread uses (HostGroup::duplicate).
 std::string write_checkpoint(const std::string& run_dir, int64_t step,
-                             const StateSnapshot& snapshot, MPI_Comm comm,
+                             const StateSnapshot& snapshot, HostGroup& group,
                              const CheckpointConfig& retention);
 
 // Every rank: loads `path` into `contents` and returns the step it was written at. Any problem

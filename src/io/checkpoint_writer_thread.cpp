@@ -27,17 +27,14 @@ namespace {
 
 }  // namespace
 
-CheckpointWriterThread::CheckpointWriterThread(MPI_Comm comm) {
-  DDPT_CHECK_MPI(MPI_Comm_dup(comm, comm_.out()));
-  DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
-}
+CheckpointWriterThread::CheckpointWriterThread(const HostGroup& group)
+    : group_(std::make_unique<HostGroup>(group.duplicate())) {}
 
 CheckpointWriterThread::~CheckpointWriterThread() {
   if (!thread_.joinable()) return;
   if (std::uncaught_exceptions() > 0) {
-    thread_.detach();  // a collective whose peers are gone may never return
-    comm_.release();
+    thread_.detach();        // a collective whose peers are gone may never return
+    (void)group_.release();  // never freed: freeing its communicator could block as well
     return;
   }
   thread_.join();
@@ -57,14 +54,14 @@ void CheckpointWriterThread::start(const std::string& run_dir, int64_t step,
     try {
       const Stopwatch write;
       snapshot->wait_for_copies();
-      result_.path = write_checkpoint(run_dir, step, *snapshot, comm_.get(), retention);
+      result_.path = write_checkpoint(run_dir, step, *snapshot, *group_, retention);
       result_.write_s = write.seconds();
     } catch (const std::exception& e) {
       // Raised on every rank alike (no space to reserve: all ranks learn it together), or with
       // one rank only: no peer can be left inside a collective, so wait() rethrows it on the
       // training thread, which reports it as any error.
       const auto* typed = dynamic_cast<const Error*>(&e);
-      if (size_ > 1 && !(typed && typed->collective())) end_job(e);
+      if (group_->size() > 1 && !(typed && typed->collective())) end_job(e);
       error_ = std::current_exception();
     }
   });

@@ -8,26 +8,24 @@
 // killed during the write leaves the staging file behind and latest on the previous checkpoint.
 #pragma once
 
-#include <mpi.h>
-
 #include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "comm/host_group.hpp"
 #include "config/config.hpp"
 #include "h5/h5_lock.hpp"
 #include "io/state_snapshot.hpp"
-#include "runtime/mpi_comm_handle.hpp"
 #include "train/training_run.hpp"
 
 namespace ddpt {
 
 class CheckpointWriterThread {
  public:
-  // Collective over `comm` (MPI_Comm_dup).
-  explicit CheckpointWriterThread(MPI_Comm comm);
+  // Collective over `group` (HostGroup::duplicate).
+  explicit CheckpointWriterThread(const HostGroup& group);
   // Waits for the write in flight; when unwinding from an error, does not (its peers may never
   // arrive) and leaves the process to MPI_Abort.
   ~CheckpointWriterThread();
@@ -44,8 +42,7 @@ class CheckpointWriterThread {
   std::optional<CheckpointWritten> wait();
 
  private:
-  MpiCommHandle comm_;
-  int size_ = 1;
+  std::unique_ptr<HostGroup> group_;       // the writer's own
   std::optional<Hdf5SharedScope> shared_;  // while a write is in flight
   std::thread thread_;
   CheckpointWritten result_;  // written by the thread, read after join

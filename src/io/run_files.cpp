@@ -2,20 +2,59 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "h5/h5_lock.hpp"
 #include "io/disk_space.hpp"
 #include "util/check.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/stopwatch.hpp"
+#include "util/version.hpp"
 
 namespace ddpt {
+namespace {
 
-RunFiles::RunFiles(const Config& config, CheckpointContents contents, MPI_Comm comm)
-    : config_(config), contents_(std::move(contents)), comm_(comm) {
-  DDPT_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm_, &size_));
-  if (config_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(comm_);
+// Rank 0 makes run.dir and writes config.cfg into it and opens log.txt: "" if that worked, else
+// what failed.
+std::string write_run_dir(const Config& config) {
+  const std::filesystem::path dir(config.run.dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "run.dir '" + config.run.dir + "' cannot be created: " + ec.message();
+  errno = 0;
+  std::ofstream deck(dir / "config.cfg");
+  deck << "# resolved by ddptrain " << ddptrain_version() << " from "
+       << (config.deck_path.empty() ? "defaults" : config.deck_path) << "\n"
+       << config.resolved_text;
+  deck.close();
+  if (!deck) {
+    return fmt::format("run.dir '{}' is not writable: cannot write config.cfg there ({})",
+                       config.run.dir, errno != 0 ? std::strerror(errno) : "write failed");
+  }
+  try {
+    add_log_file((dir / "log.txt").string());
+  } catch (const std::exception& e) {
+    return fmt::format("run.dir '{}' is not writable: cannot open log.txt there ({})",
+                       config.run.dir, e.what());
+  }
+  return "";
+}
+
+}  // namespace
+
+RunFiles::RunFiles(const Config& config, CheckpointContents contents, HostGroup& group)
+    : config_(config), contents_(std::move(contents)), group_(group) {
+  if (config_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(group_);
+}
+
+void RunFiles::prepare_run_dir() {
+  const std::string problem = group_.broadcast(
+      "run.dir check", group_.rank() == 0 ? write_run_dir(config_) : std::string());
+  if (!problem.empty()) throw ConfigError(problem);
 }
 
 std::string RunFiles::checkpoint_to_resume() const {
@@ -25,7 +64,7 @@ std::string RunFiles::checkpoint_to_resume() const {
 }
 
 int64_t RunFiles::load(const std::string& path) {
-  return load_checkpoint(path, contents_, rank_, size_);
+  return load_checkpoint(path, contents_, group_.rank(), group_.size());
 }
 
 std::string RunFiles::metrics_path() const {
@@ -79,27 +118,27 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
     } else if (first_host_memory_.valid()) {
       host_memory = first_host_memory_.get();  // normally allocated long ago
     }
-    auto snapshot = std::make_shared<StateSnapshot>(rank_, /*copy=*/true, std::move(host_memory));
-    save_state(*snapshot, step, epoch, contents_, size_, eval_loss);
+    auto snapshot =
+        std::make_shared<StateSnapshot>(group_.rank(), /*copy=*/true, std::move(host_memory));
+    save_state(*snapshot, step, epoch, contents_, group_.size(), eval_loss);
     last_snapshot_ = snapshot;
     writer_->start(config_.run.dir, step, std::move(snapshot), config_.checkpoint);
-    written.path =
-        (std::filesystem::path(config_.run.dir) / "checkpoints" / checkpoint_file_name(step))
-            .string();
+    written.path = (checkpoints_dir(config_.run.dir) / checkpoint_file_name(step)).string();
     written.in_background = true;
     return written;
   }
   const Stopwatch write;
-  written.path = save_checkpoint(config_.run.dir, step, epoch, contents_, comm_, config_.checkpoint,
-                                 eval_loss);
+  written.path = save_checkpoint(config_.run.dir, step, epoch, contents_, group_,
+                                 config_.checkpoint, eval_loss);
   written.write_s = write.seconds();
   return written;
 }
 
 void RunFiles::prepare_checkpoint_memory() {
   if (!writer_ || last_snapshot_ || first_host_memory_.valid()) return;
-  StateSnapshot layout(rank_, /*copy=*/false);  // references the tensors: only shapes are read
-  save_state(layout, 0, 0, contents_, size_, std::nullopt);
+  StateSnapshot layout(group_.rank(),
+                       /*copy=*/false);  // references the tensors: only shapes are read
+  save_state(layout, 0, 0, contents_, group_.size(), std::nullopt);
   first_host_memory_ =
       std::async(std::launch::async, allocate_host_memory, layout.host_memory_layout());
 }

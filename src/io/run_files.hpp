@@ -2,12 +2,11 @@
 // collectively), written when train/training_run.hpp says so.
 #pragma once
 
-#include <mpi.h>
-
 #include <future>
 #include <memory>
 #include <string>
 
+#include "comm/host_group.hpp"
 #include "config/config.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_writer_thread.hpp"
@@ -19,8 +18,14 @@ namespace ddpt {
 class RunFiles : public RunOutput {
  public:
   // `contents`: the model and the registry of the run's state that checkpoints save and load.
-  RunFiles(const Config& config, CheckpointContents contents, MPI_Comm comm);
+  // Checkpoints are collective over `group`.
+  RunFiles(const Config& config, CheckpointContents contents, HostGroup& group);
 
+  // Collective: rank 0 makes run.dir, writes config.cfg (the resolved deck) into it and opens
+  // log.txt there, and every rank learns whether that worked, so a run.dir that is read-only, not
+  // ours or full is one clean error on every rank (ConfigError, exit 2) before training starts,
+  // not a failure of rank 0 alone that leaves the others waiting.
+  void prepare_run_dir();
   // train.resume: "" for a fresh start, else the checkpoint to continue from.
   std::string checkpoint_to_resume() const;
   // Every rank: loads the checkpoint `path` into the run's state; returns its step.
@@ -39,9 +44,7 @@ class RunFiles : public RunOutput {
  private:
   const Config& config_;
   CheckpointContents contents_;
-  MPI_Comm comm_;
-  int rank_ = 0;  // in comm_
-  int size_ = 1;
+  HostGroup& group_;
   std::unique_ptr<MetricsWriter> metrics_;  // rank 0 only
   // checkpoint.async only; after metrics_, so it is destroyed (finishing its write) first.
   std::unique_ptr<CheckpointWriterThread> writer_;

@@ -30,27 +30,23 @@ int sync_to_disk(const std::filesystem::path& path) noexcept {
   return error;
 }
 
-void sync_and_publish(const std::filesystem::path& final_path, MPI_Comm comm,
+void sync_and_publish(const std::filesystem::path& final_path, HostGroup& group,
                       const std::string& description, const std::string& kept) {
   const int error = sync_to_disk(staging_path(final_path));
-  int largest = 0;
-  DDPT_CHECK_MPI(MPI_Allreduce(&error, &largest, 1, MPI_INT, MPI_MAX, comm));
-  int rank = 0;
-  int size = 1;
+  const auto largest =
+      static_cast<int>(group.max("sync of " + description + " to the disk", error));
   int world = 1;
-  DDPT_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  DDPT_CHECK_MPI(MPI_Comm_size(comm, &size));
   DDPT_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world));
   if (largest == 0) {
-    if (rank == 0) publish_staged(final_path);
+    if (group.rank() == 0) publish_staged(final_path);
     return;
   }
   std::error_code ignored;
-  if (rank == 0) std::filesystem::remove(staging_path(final_path), ignored);
+  if (group.rank() == 0) std::filesystem::remove(staging_path(final_path), ignored);
   throw DataError(
       fmt::format("{} could not be written to the disk: {} ({}); {}", description,
                   std::strerror(largest), free_space_text(final_path.parent_path()), kept),
-      size == world ? Raised::kAllRanks : Raised::kThisRank);
+      group.size() == world ? Raised::kAllRanks : Raised::kThisRank);
 }
 
 }  // namespace ddpt

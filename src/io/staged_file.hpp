@@ -5,10 +5,10 @@
 // (hidden, and on the same file system as the final name).
 #pragma once
 
-#include <mpi.h>
-
 #include <filesystem>
 #include <string>
+
+#include "comm/host_group.hpp"
 
 namespace ddpt {
 
@@ -20,14 +20,14 @@ void publish_staged(const std::filesystem::path& final_path);
 // errno of the failure (EIO, and ENOSPC or EDQUOT where a file system allocates late). Without it
 // a file is renamed into place while its data may still be lost to a crash of the node.
 int sync_to_disk(const std::filesystem::path& path) noexcept;
-// Collective over `comm`, the ranks that wrote the staged file of `final_path` (on a parallel file
+// Collective over `group`, the ranks that wrote the staged file of `final_path` (on a parallel file
 // system each node holds its own part in its page cache): every rank syncs what it wrote to the
-// disk, then rank 0 of `comm` renames the file into place. If any rank's sync failed, nothing is
-// published: the staged file is removed and every rank of `comm` throws DataError (exit 3),
+// disk, then rank 0 of `group` renames the file into place. If any rank's sync failed, nothing is
+// published: the staged file is removed and every rank of `group` throws DataError (exit 3),
 // "DESCRIPTION could not be written to the disk: REASON (free space); KEPT", KEPT saying what is
-// left of the older output. The error is raised on every rank when `comm` spans the job, else on
+// left of the older output. The error is raised on every rank when `group` spans the job, else on
 // this rank (a file rank 0 wrote alone).
-void sync_and_publish(const std::filesystem::path& final_path, MPI_Comm comm,
+void sync_and_publish(const std::filesystem::path& final_path, HostGroup& group,
                       const std::string& description, const std::string& kept);
 
 }  // namespace ddpt

@@ -6,7 +6,6 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 #include <fmt/format.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -98,13 +97,6 @@ bool trial_fits(Trainer& trainer, int64_t batch, const std::optional<int64_t>& s
   }
 }
 
-// Collective: whether the size fitted on every rank.
-bool every_rank_fits(bool fits_here) {
-  int fits = fits_here ? 1 : 0;
-  DDPT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  return fits == 1;
-}
-
 }  // namespace
 
 std::string BatchSizeTrials::text() const {
@@ -147,8 +139,8 @@ BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int
   return result;
 }
 
-Config with_batch_size_found(const Config& config, Communicator& comm, Model& model,
-                             const Dataset& data) {
+Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup& group,
+                             Model& model, const Dataset& data) {
   if (!config.train.batch_size_auto) return config;
   const std::optional<int64_t> simulated = simulated_limit();
   const torch::Device device = comm.device();
@@ -180,7 +172,8 @@ Config with_batch_size_found(const Config& config, Communicator& comm, Model& mo
     Trainer trainer(trial_config, comm, model, data);
     const TrialUndo undo(model, device);
     trials = search_largest_batch(limit, [&](int64_t batch) {
-      return every_rank_fits(trial_fits(trainer, batch, simulated, device));
+      return group.all(fmt::format("trial step of batch size {}", batch),
+                       trial_fits(trainer, batch, simulated, device));
     });
   }
   release_cached_device_memory(device);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/host_group.hpp"
 #include "config/config.hpp"
 #include "data/dataset.hpp"
 #include "models/model.hpp"
@@ -37,15 +38,15 @@ struct BatchSizeTrials {
 // between the largest size that fitted and the smallest that did not. About 2 log2(answer) calls.
 BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int64_t)>& fits);
 
-// Collective. With train.batch_size = auto, returns `config` with train.batch_size set to the
-// largest size whose trial step fitted on every rank: after each trial the ranks agree (the
-// smallest answer wins), so all of them try the same sizes and end with the same one. The model's
-// parameters and buffers, its gradients (none) and the random generators are as they were, so the
-// run that follows is the run of a deck with that number written in. Other configs come back
-// unchanged.
+// Collective over `group` and `comm`. With train.batch_size = auto, returns `config` with
+// train.batch_size set to the largest size whose trial step fitted on every rank: after each trial
+// the ranks agree (the smallest answer wins), so all of them try the same sizes and end with the
+// same one. The model's parameters and buffers, its gradients (none) and the random generators
+// are as they were, so the run that follows is the run of a deck with that number written in.
+// Other configs come back unchanged.
 // ConfigError (exit 2) off CUDA devices, where memory is not what limits a batch;
 // OutOfMemoryError (exit 6) if not even one sample per rank fits.
-Config with_batch_size_found(const Config& config, Communicator& comm, Model& model,
-                             const Dataset& data);
+Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup& group,
+                             Model& model, const Dataset& data);
 
 }  // namespace ddpt

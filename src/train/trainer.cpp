@@ -20,9 +20,6 @@ namespace {
 // Steps left out of the steady-state throughput: allocator and thread-pool warm-up.
 constexpr int64_t kMaxWarmupSteps = 5;
 
-// Added to the norm before dividing by it when clipping (as torch.nn.utils.clip_grad_norm_ does).
-constexpr double kClipEpsilon = 1e-6;
-
 SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t dataset_size) {
   SamplerSpec spec;
   spec.dataset_size = dataset_size;
@@ -101,7 +98,6 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       sampler_(sampler_spec(config, comm, data.size())),
       schedule_(config.optim, config.train.steps),
       precision_(usable_precision(config.train.precision, comm.device())),
-      spike_(config.train),
       gpu_laps_(comm.device()) {
   model_.to(comm_.device());
   check_output_fits();
@@ -128,10 +124,8 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   lr_ = config.optim.lr;
   // After the broadcast: every rank starts its average from rank 0's parameters.
   if (config.train.ema_decay > 0) ema_ = std::make_unique<Ema>(trainable_, config.train.ema_decay);
-  if (precision_ == Precision::kFp16) {
-    scaler_ = std::make_unique<LossScaler>(
-        config.train.loss_scale, config.train.scale_growth_interval, config.train.scale_backoff);
-  }
+  gate_ = std::make_unique<GradientGate>(config, precision_ == Precision::kFp16, comm_,
+                                         engine_->reducer());
 }
 
 void Trainer::check_output_fits() {
@@ -149,17 +143,6 @@ void Trainer::resume_at(int64_t steps_done) {
   steps_done_ = steps_done;
   // A checkpoint at a row's step was saved before that row was written: the row is in metrics.h5.
   if (steps_done % config_.log.every == 0) window_.next_row();
-}
-
-void Trainer::skip_step(int64_t step, const char* why) {
-  ++window_.skipped_total;
-  if (++bad_in_a_row_ >= config_.train.max_bad_steps) {
-    throw NumericalError(fmt::format(
-        "{} in {} steps in a row (up to step {}; train.max_bad_steps): training diverged; lower "
-        "optim.lr, set optim.clip, or check the data",
-        why, bad_in_a_row_, step + 1));
-  }
-  spdlog::warn("step {}: {}; every rank skips this step", step + 1, why);
 }
 
 std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& batches) {
@@ -192,44 +175,9 @@ std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& 
     PhaseLaps& laps;
     ~UpdateLap() { laps.end(&StepSplit::update); }
   } update_lap{laps};
-  // A NaN or inf on any rank reaches every rank's averaged gradients through the all-reduce, so
-  // every rank makes the same decision here, and skips the step together.
-  std::optional<double> norm;
-  const bool finite = gradients_finite(norm);
-  if (scaler_) {
-    const double scale = scaler_->scale();
-    scaler_->update(finite);
-    if (!finite) {
-      skip_step(step, fmt::format("fp16 gradients overflowed at loss scale {}", scale).c_str());
-      return std::nullopt;
-    }
-    engine_->reducer().scale_gradients(1.0 / scale);
-  } else if (!finite) {
-    skip_step(step, "gradients were NaN or inf on some rank");
-    return std::nullopt;
-  }
-  if (spike_.enabled()) {
-    // One scalar all-reduce: every rank judges the same global loss.
-    torch::Tensor global = step_loss.to(torch::kDouble).reshape({1});
-    comm_.all_reduce(global, ReduceOp::kAvg);
-    const double loss = global.item<double>();
-    if (spike_.is_spike(loss)) {
-      skip_step(step, fmt::format("loss {:.5g} is a spike (over {} x the running mean); the "
-                                  "learning rate is now x {:.3g}",
-                                  loss, config_.train.spike_factor, spike_.lr_factor())
-                          .c_str());
-      return std::nullopt;
-    }
-  }
-  bad_in_a_row_ = 0;
-  // The averaged gradients are identical on every rank, so every rank clips alike without talking.
-  if (config_.optim.clip > 0) {
-    unclipped_norm_ = norm ? *norm : engine_->reducer().gradient_norm();
-    if (unclipped_norm_ > config_.optim.clip) {
-      engine_->reducer().scale_gradients(config_.optim.clip / (unclipped_norm_ + kClipEpsilon));
-    }
-  }
-  lr_ = schedule_.lr_at(step) * spike_.lr_factor();
+  // Every rank makes the same decision here, and skips the step together.
+  if (!gate_->admit(step, step_loss, window_.skipped_total)) return std::nullopt;
+  lr_ = schedule_.lr_at(step) * gate_->lr_factor();
   set_learning_rate(optimizer_->optimizer(), lr_);
   optimizer_->step();
   if (ema_) ema_->update();
@@ -259,17 +207,7 @@ torch::Tensor Trainer::batch_loss(const Batch& batch) {
 }
 
 void Trainer::backward(const torch::Tensor& loss, bool sync) {
-  engine_->backward(scaler_ ? loss * scaler_->scale() : loss, sync);
-}
-
-bool Trainer::gradients_finite(std::optional<double>& norm) {
-  // When clipping needs the norm anyway (and no loss scale comes off first), the norm, summed in
-  // double (float values cannot overflow it), answers both questions with one read-back.
-  if (config_.optim.clip > 0 && !scaler_) {
-    norm = engine_->reducer().gradient_norm();
-    return std::isfinite(*norm);
-  }
-  return engine_->reducer().gradients_finite();
+  engine_->backward(gate_->loss_scaled() ? loss * gate_->loss_scale() : loss, sync);
 }
 
 std::optional<torch::Tensor> Trainer::train_step_or_explain(int64_t step,
@@ -303,7 +241,8 @@ StepRecord Trainer::record_row(int64_t done) {
   record.loss = loss.item<double>();
   record.skipped_steps = window_.skipped_total;
   record.lr = lr_;
-  record.grad_norm = config_.optim.clip > 0 ? unclipped_norm_ : engine_->reducer().gradient_norm();
+  record.grad_norm =
+      config_.optim.clip > 0 ? gate_->unclipped_norm() : engine_->reducer().gradient_norm();
   return record;
 }
 
@@ -329,9 +268,7 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   for (int64_t step = start_step_; step < last_step; ++step) {
     if (step - start_step_ == summary.warmup_steps) {
       steady.reset();
-      split_ = StepSplit();
-      gpu_laps_.discard();
-      gpu_split_ = StepSplit();
+      discard_warmup_laps();
     }
     if (callbacks.on_step_begin) callbacks.on_step_begin(step + 1);
     if (const std::optional<torch::Tensor> loss = train_step_or_explain(step, batches)) {
@@ -365,12 +302,22 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
   }
   display.finish();  // the terminal on a fresh line before anything else is printed
   summary.seconds = total.seconds();
+  add_steady_figures(summary, steady.seconds(), global_batch);
+  return summary;
+}
+
+void Trainer::discard_warmup_laps() {
+  split_ = StepSplit();
+  gpu_laps_.discard();
+  gpu_split_ = StepSplit();
+}
+
+void Trainer::add_steady_figures(TrainSummary& summary, double steady_s, double global_batch) {
   const int64_t steady_steps = summary.steps - summary.warmup_steps;
-  summary.steady_samples_per_s =
-      steady_steps > 0 ? global_batch * steady_steps / steady.seconds() : 0.0;
+  summary.steady_samples_per_s = steady_steps > 0 ? global_batch * steady_steps / steady_s : 0.0;
   if (steady_steps > 0) {
     summary.split = split_;
-    summary.split.total = steady.seconds();
+    summary.split.total = steady_s;
     summary.split.steps = steady_steps;
     gpu_laps_.collect(gpu_split_);
     if (gpu_laps_.enabled() && gpu_split_.on_gpu) {
@@ -379,7 +326,6 @@ TrainSummary Trainer::run(const Callbacks& callbacks) {
     }
   }
   summary.split_is_work = comm_.device().is_cpu() || summary.split.on_gpu;
-  return summary;
 }
 
 EvalResult Trainer::evaluate(const Dataset& data, int64_t batch) {
@@ -390,15 +336,14 @@ EvalResult Trainer::evaluate(const Dataset& data, int64_t batch) {
 void Trainer::register_state(CheckpointRegistry& registry) {
   registry.add(*optimizer_);
   if (ema_) registry.add(*ema_);
-  if (scaler_) registry.add(*scaler_);
-  if (spike_.enabled()) registry.add(spike_);
+  gate_->register_state(registry);
   registry.add(*this);
 }
 
 TrainerFacts Trainer::facts() const {
   TrainerFacts facts;
   facts.precision = precision_;
-  if (scaler_) facts.loss_scale = scaler_->scale();
+  if (gate_->loss_scaled()) facts.loss_scale = gate_->loss_scale();
   facts.trainable_tensors = trainable_.size();
   facts.buckets = engine_->reducer().buckets().size();
   facts.buckets_in_shared_memory = engine_->reducer().buckets_in_shared_memory();
@@ -406,7 +351,7 @@ TrainerFacts Trainer::facts() const {
   facts.optimizer_sharded = engine_->reducer().sharded();
   for (const auto& bucket : engine_->reducer().buckets()) facts.bucketed_values += bucket.numel;
   facts.schedule = schedule_.describe();
-  facts.spike_lr_factor = spike_.lr_factor();
+  facts.spike_lr_factor = gate_->lr_factor();
   facts.optimizer_state_bytes = ddpt::optimizer_state_bytes(optimizer_->optimizer());
   facts.optimizer_values = optimizer_->updated_values();
   return facts;

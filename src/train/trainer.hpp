@@ -19,10 +19,9 @@
 #include "train/distributed_optimizer.hpp"
 #include "train/ema.hpp"
 #include "train/evaluate.hpp"
+#include "train/gradient_gate.hpp"
 #include "train/log_window.hpp"
-#include "train/loss_scaler.hpp"
 #include "train/lr_schedule.hpp"
-#include "train/spike_guard.hpp"
 #include "train/step_split.hpp"
 
 namespace ddpt {
@@ -125,19 +124,18 @@ class Trainer : public Checkpointed {
   // Backward of `loss`, scaled by the fp16 loss scale if there is one; `sync`: as
   // DataParallel::backward.
   void backward(const torch::Tensor& loss, bool sync);
-  // Whether the averaged gradients are all finite; sets `norm` to their norm when clipping will
-  // need it (computed once for both).
-  bool gradients_finite(std::optional<double>& norm);
   // train_step, with LibTorch's CUDA out-of-memory error rethrown as OutOfMemoryError (exit 6)
   // naming the step and the batch size that did not fit.
   std::optional<torch::Tensor> train_step_or_explain(int64_t step, BatchPrefetcher& batches);
   // Collective: the row of metrics.h5 for the steps since the last one, up to `done`, without
   // the timings (the loss is averaged over ranks).
   StepRecord record_row(int64_t done);
+  // At the end of the warm-up: the step split starts again from nothing.
+  void discard_warmup_laps();
+  // The summary's throughput and step split, from the steps after the warm-up (`steady_s`).
+  void add_steady_figures(TrainSummary& summary, double steady_s, double global_batch);
   // ConfigError (exit 2) if the model's output does not fit the data's loss.
   void check_output_fits();
-  // Every rank alike: counts a skipped step; NumericalError after train.max_bad_steps in a row.
-  void skip_step(int64_t step, const char* why);
 
   const Config& config_;
   Communicator& comm_;
@@ -152,10 +150,7 @@ class Trainer : public Checkpointed {
   LrSchedule schedule_;
   std::unique_ptr<Ema> ema_;
   Precision precision_;
-  std::unique_ptr<LossScaler> scaler_;
-  SpikeGuard spike_;
-  double unclipped_norm_ = 0;  // of the last step, when optim.clip is on
-  int64_t bad_in_a_row_ = 0;
+  std::unique_ptr<GradientGate> gate_;  // after engine_, whose reducer it checks
   bool stop_requested_ = false;
   LogWindow window_;
   int64_t start_step_ = 0;

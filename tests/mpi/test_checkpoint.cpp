@@ -53,6 +53,7 @@ struct RunResult {
 // Trains `config` on all ranks; saves a checkpoint every `every` steps; resumes from `resume`.
 RunResult run(const Config& config, int64_t every, const std::string& resume) {
   MpiComm comm(MPI_COMM_WORLD);
+  HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
@@ -67,7 +68,7 @@ RunResult run(const Config& config, int64_t every, const std::string& resume) {
   Trainer::Callbacks callbacks;
   callbacks.on_step_end = [&](int64_t done) {
     if (every > 0 && done % every == 0) {
-      save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1), state, MPI_COMM_WORLD,
+      save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1), state, group,
                       CheckpointConfig{1, 10});
     }
   };
@@ -215,8 +216,9 @@ TEST(Checkpoint, KeepBestKeepsTheLowestEvalLossBesideTheNewest) {
   const CheckpointContents state{{{"w", weight}}, {}, "", &registry};
   const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/true};
   const std::vector<double> eval_losses{3.0, 1.0, 2.0, 4.0};  // best at step 2
+  HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   for (int64_t step = 1; step <= 4; ++step) {
-    save_checkpoint(dir, step, 0, state, MPI_COMM_WORLD, retention, eval_losses[step - 1]);
+    save_checkpoint(dir, step, 0, state, group, retention, eval_losses[step - 1]);
   }
   std::vector<std::string> kept;
   for (const auto& entry : fs::directory_iterator(fs::path(dir) / "checkpoints")) {
@@ -250,9 +252,10 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
   registry.add(rng);
   const CheckpointContents state{{{"w", weight}}, {}, "[run]\n", &registry};
   const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/false};
-  const std::string first = save_checkpoint(dir + "/a", 7, 0, state, MPI_COMM_WORLD, retention);
+  HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
+  const std::string first = save_checkpoint(dir + "/a", 7, 0, state, group, retention);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // another second on the clock
-  const std::string second = save_checkpoint(dir + "/b", 7, 0, state, MPI_COMM_WORLD, retention);
+  const std::string second = save_checkpoint(dir + "/b", 7, 0, state, group, retention);
   // checkpoint.async's way: a host copy of the state, written by the background thread after
   // the state has moved on.
   std::string third;
@@ -263,7 +266,7 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     auto snapshot = std::make_shared<StateSnapshot>(rank, /*copy=*/true);
     save_state(*snapshot, 7, 0, state, size);
-    CheckpointWriterThread writer(MPI_COMM_WORLD);
+    CheckpointWriterThread writer(group);
     writer.start(dir + "/c", 7, snapshot, retention);
     sgd.step();  // training goes on while the file is written
     const std::optional<CheckpointWritten> written = writer.wait();
@@ -301,8 +304,9 @@ TEST(Checkpoint, AWriteReadsNothingBack) {
   const torch::Tensor weight = torch::randn({4, 1 << 20});  // 16 MiB: four 4 MiB chunks
   const CheckpointContents state{{{"w", weight}}, {}, "[run]\n", nullptr};
   const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/false};
+  HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   const int64_t before = bytes_read_by_process();
-  save_checkpoint(dir, 1, 0, state, MPI_COMM_WORLD, retention);
+  save_checkpoint(dir, 1, 0, state, group, retention);
   const int64_t read = bytes_read_by_process() - before;
   EXPECT_LT(read, int64_t{1} << 20) << read << " bytes read while writing 16 MiB";
   MPI_Barrier(MPI_COMM_WORLD);

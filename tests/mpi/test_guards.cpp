@@ -100,8 +100,10 @@ TEST(Guards, FiniteCheckFindsEveryNonFiniteGradientAndNoOther) {
   MpiComm comm(MPI_COMM_WORLD);
   auto a = torch::zeros({1000}, torch::requires_grad());
   auto b = torch::zeros({3, 7}, torch::requires_grad());
-  Reducer reducer({{"a", a}, {"b", b}}, comm, /*first_bucket_bytes=*/1024,
-                  /*bucket_bytes=*/1 << 20);
+  ReducerOptions options;
+  options.first_bucket_bytes = 1024;
+  options.bucket_bytes = 1 << 20;
+  Reducer reducer({{"a", a}, {"b", b}}, comm, options);
   auto set = [&](float value_a, float value_b, int64_t at) {
     reducer.zero_grad();  // the gradients become views of the buckets
     torch::NoGradGuard no_grad;

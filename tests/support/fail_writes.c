@@ -9,6 +9,8 @@
 //     that lost the data on its way fails them (writes pass while within the allowance).
 //   - with DDPT_SLOW_WRITE_SECONDS=S, no write fails: the first one past the allowance waits S
 //     seconds and then goes through, as on a file server that stops answering for a while.
+//   - with DDPT_SLOW_FSYNC_SECONDS=S, fsync(2) and fdatasync(2) of files there wait S seconds
+//     before they sync, as on a file server that takes that long to commit the data.
 // Only calls made through the dynamic linker are seen (pwrite, write, ... from ddptrain, HDF5 and
 // ROMIO); glibc's own stdio writes are not.
 #define _GNU_SOURCE
@@ -58,11 +60,11 @@ static int allowed(int fd, size_t count) {
 }
 
 // The real function, looked up once per call site (a race only stores the same pointer twice).
-#define NEXT(name)                                                                     \
-  ({                                                                                   \
-    static __typeof__(&name) _Atomic real;                                             \
-    if (real == NULL) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name);               \
-    real;                                                                              \
+#define NEXT(name)                                                       \
+  ({                                                                     \
+    static __typeof__(&name) _Atomic real;                               \
+    if (real == NULL) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name); \
+    real;                                                                \
   })
 
 ssize_t write(int fd, const void* buffer, size_t count) {
@@ -121,12 +123,19 @@ static int fsync_fails(int fd) {
   return 1;
 }
 
+static void fsync_waits(int fd) {
+  const char* slow = getenv("DDPT_SLOW_FSYNC_SECONDS");
+  if (slow != NULL && *slow != '\0' && watched(fd)) sleep((unsigned)atoi(slow));
+}
+
 int fsync(int fd) {
   if (fsync_fails(fd)) return -1;
+  fsync_waits(fd);
   return NEXT(fsync)(fd);
 }
 
 int fdatasync(int fd) {
   if (fsync_fails(fd)) return -1;
+  fsync_waits(fd);
   return NEXT(fdatasync)(fd);
 }

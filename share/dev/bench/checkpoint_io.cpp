@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   init_logging(mpi.world_rank(), mpi.host());
   const std::string dir = argc > 1 ? argv[1] : "/tmp/ddptrain_checkpoint_bench";
   MpiComm comm(MPI_COMM_WORLD);
+  HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   torch::manual_seed(1);
   // 2048 -> 6 x 2048 -> 2048: 29.4M float32 parameters = 118 MB, plus 2 AdamW moments.
   Mlp model(2048, std::vector<int64_t>(6, 2048), 2048);
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
     comm.barrier();
     Stopwatch w;
     const std::string previous = path;
-    path = save_checkpoint(dir, 100 + r, 0, state, MPI_COMM_WORLD, keep_all);
+    path = save_checkpoint(dir, 100 + r, 0, state, group, keep_all);
     comm.barrier();
     write_s.push_back(w.seconds());
     Stopwatch p;
