@@ -40,8 +40,9 @@ trap 'rm -f "$log"' EXIT
 # -j2: a test that keeps both cores of a small machine busy (two or more ranks, every SLURM and
 # root test) declares PROCESSORS 2 or more, and ctest runs it alone; single-process tests (the
 # unit tests, most command-line checks) run two at a time (on 2 cores the unit tests then take
-# about two thirds of their time at -j1: testing.md). Not more on a larger machine: each rank sizes its threads to the cores it sees,
-# so more tests at once would oversubscribe them, and the watchdog and SLURM tests mind that.
+# about two thirds of their time at -j1: testing.md). Not more on a larger machine: each rank
+# sizes its threads to the cores it sees, so more tests at once would oversubscribe them, and the
+# watchdog and SLURM tests mind that.
 rc=0
 ctest --test-dir "$build" --output-on-failure -j2 "$@" | tee "$log" || rc=$?
 

@@ -22,30 +22,40 @@ run_limited() {
   (ulimit -v $((16 << 20)) && exec timeout 120 "$@") </dev/null >"$log" 2>&1
 }
 
-checked=0
+# Every run, two at a time (the test holds both cores: PROCESSORS 2); each one's exit code is
+# written beside its log, and the runs are checked in order afterwards.
+runs=()
 for file in "$crashes"/*.h5; do
   name=$(basename "$file" .h5)
-  commands=(
-    "inspect|$ddptrain inspect $file"
-    "data|$ddptrain train $deck --data.type=hdf5 --data.path=$file --train.steps=2 --run.dir=$work/$name.data"
-    "resume|$ddptrain train $deck --train.resume=$file --train.steps=2 --run.dir=$work/$name.resume"
+  runs+=(
+    "$name|inspect|$ddptrain inspect $file"
+    "$name|data|$ddptrain train $deck --data.type=hdf5 --data.path=$file --train.steps=2 --run.dir=$work/$name.data"
+    "$name|resume|$ddptrain train $deck --train.resume=$file --train.steps=2 --run.dir=$work/$name.resume"
   )
-  for entry in "${commands[@]}"; do
-    how=${entry%%|*}
-    read -r -a command <<<"${entry#*|}"
-    log=$work/$name.$how.log
-    rc=0
-    run_limited "$log" "${command[@]}" || rc=$?
-    errors=$(grep -c 'ddptrain: error:' "$log" || true)
-    message=$(grep -m1 'ddptrain: error:' "$log" || true)
-    echo "$name, $how: exit $rc, ${message:0:240}"
-    if [[ $rc -ne 3 || $errors -ne 1 ]]; then
-      tail -n 20 "$log"
-      fail "$name through '$how': exit $rc with $errors error line(s); expected exit 3 and one line"
-    fi
-    expect_message "$name.h5"  # the file was opened, not refused for something else
-    checked=$((checked + 1))
-  done
+done
+for run in "${runs[@]}"; do
+  IFS='|' read -r name how text <<<"$run"
+  read -r -a command <<<"$text"
+  log=$work/$name.$how.log
+  { rc=0; run_limited "$log" "${command[@]}" || rc=$?; echo "$rc" >"$log.rc"; } &
+  while (($(jobs -rp | wc -l) >= 2)); do wait -n || true; done
+done
+wait
+
+checked=0
+for run in "${runs[@]}"; do
+  IFS='|' read -r name how _ <<<"$run"
+  log=$work/$name.$how.log
+  rc=$(cat "$log.rc")
+  errors=$(grep -c 'ddptrain: error:' "$log" || true)
+  message=$(grep -m1 'ddptrain: error:' "$log" || true)
+  echo "$name, $how: exit $rc, ${message:0:240}"
+  if [[ $rc -ne 3 || $errors -ne 1 ]]; then
+    tail -n 20 "$log"
+    fail "$name through '$how': exit $rc with $errors error line(s); expected exit 3 and one line"
+  fi
+  expect_message "$name.h5"  # the file was opened, not refused for something else
+  checked=$((checked + 1))
 done
 [[ $checked -ge 27 ]] || fail "only $checked runs: the inputs of tests/fuzz/hdf5_crashes are missing"
 # A deadline that is not whole seconds is a usage error (exit 2), naming the variable.

@@ -63,7 +63,8 @@ grep -a -A5 "collective timed out" "$work/out.txt" || true
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/out.txt")"
 report=$(grep -a -m1 "ddptrain: error: collective timed out" "$work/out.txt") ||
   fail "no report: $(tail -5 "$work/out.txt")"
-[[ $report == *"collective timed out: '$agreement (agreement #"[0-9]*")' at step 0 did not complete within dist.timeout_s = $timeout_s s" ]] ||
+expected="' at step 0 did not complete within dist.timeout_s = $timeout_s s"
+[[ $report == *"collective timed out: '$agreement (agreement #"[0-9]*")$expected" ]] ||
   fail "the report does not name the agreement '$agreement': $report"
 grep -aqx "ranks that did not arrive: $stalled" "$work/out.txt" ||
   fail "the report does not name rank $stalled"

@@ -43,8 +43,9 @@ if [[ ! -f $ready ]]; then
   }
   # A machine has /etc/hosts (the installer writes it); debootstrap leaves it out, and only trixie's
   # netbase makes one. The SLURM tests start from it (tests/cluster/cluster.sh).
-  [[ -e $root/etc/hosts ]] || printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
-    "$(hostname)" >"$root/etc/hosts"
+  [[ -e $root/etc/hosts ]] ||
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+      "$(hostname)" >"$root/etc/hosts"
   # No service may start inside the root (packages' scripts ask policy-rc.d).
   printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
   chmod +x "$root/usr/sbin/policy-rc.d"
