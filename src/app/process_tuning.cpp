@@ -52,7 +52,7 @@ void tune_process() {
   // MPI-IO through ROMIO rather than Open MPI's own OMPIO (excluded, not named: ROMIO's component
   // is romio321 in Open MPI 4.1 and romio341 in 5): checkpoints of 353 MB wrote in 0.49-0.85 s
   // instead of 1.05-1.40 s at 1 rank and 0.52 s instead of 0.88 s at 2 ranks, and read 1.4-3x
-  // faster (build/bin/ddptrain_bench_checkpoint, which share/dev/bench/checkpoint_io.sh runs, run
+  // faster (build/bin/ddptrain-bench checkpoint, which share/dev/bench/checkpoint_io.sh runs, run
   // directly with OMPI_MCA_io=ompio and =romio321 in turns; 2-core VM, HDF5 1.10, Open MPI 4.1).
   // Other MPIs (MPICH, Cray MPICH, Intel MPI) have only ROMIO and ignore this.
   setenv("OMPI_MCA_io", "^ompio", /*overwrite=*/0);

@@ -11,7 +11,7 @@
 //     matrix behind a select(); the fused kernel reads q, k, v in place, computes only the
 //     columns each causal row needs, and writes y and the gradient of qkv in place. Forward and
 //     backward take 2.4-2.8x less time at gpt_ddp.sh's shape, 4.4-4.8x at the gpt_tokens deck's
-//     and 3-3.7x for a GPT-2-small layer at 1024 tokens (build/bin/ddptrain_bench_attention, 1
+//     and 3-3.7x for a GPT-2-small layer at 1024 tokens (build/bin/ddptrain-bench attention, 1
 //     thread, several runs on a noisy 2-core machine, LibTorch 1.13). Taken on LibTorch 2.x too,
 //     so that the CPU numbers do not depend on the LibTorch version (its speed against 2.x's
 //     scaled_dot_product_attention on a CPU is not measured).

@@ -7,7 +7,7 @@
 //     even on AVX-512 CPUs it does not know (and these machines pin OPENBLAS_CORETYPE=Haswell);
 //     oneDNN picks kernels by the instruction sets the CPU reports. On the 2-core AMD EPYC
 //     (AVX-512) machine a linear layer's forward and backward ran 1.83-2.05x faster on oneDNN
-//     (build/bin/ddptrain_bench_linear). LibTorch already loads libdnnl (its convolutions).
+//     (build/bin/ddptrain-bench linear). LibTorch already loads libdnnl (its convolutions).
 //   - otherwise the Fortran BLAS that LibTorch itself calls (OpenBLAS through Debian's
 //     alternatives): with oneDNN capped at AVX2 (ONEDNN_MAX_CPU_ISA=AVX2) the same bench ran
 //     0.79-1.02x of OpenBLAS, so oneDNN is not taken there.

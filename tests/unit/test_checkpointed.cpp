@@ -15,7 +15,7 @@
 namespace ddpt {
 namespace {
 
-class Checkpointed : public ::testing::Test {
+class CheckpointedObjects : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = std::filesystem::temp_directory_path() /
@@ -42,7 +42,7 @@ TrainConfig patient(int64_t patience) {
   return train;
 }
 
-TEST_F(Checkpointed, CountersAndScalesContinueWhereTheyWereSaved) {
+TEST_F(CheckpointedObjects, CountersAndScalesContinueWhereTheyWereSaved) {
   LossScaler scaler(1024, /*growth_interval=*/3, /*backoff=*/0.5);
   scaler.update(true);
   scaler.update(true);  // two good steps of three
@@ -62,7 +62,7 @@ TEST_F(Checkpointed, CountersAndScalesContinueWhereTheyWereSaved) {
 }
 
 // Checkpoints of earlier versions stored every counter as a float64 attribute of /loop.
-TEST_F(Checkpointed, CountersSavedAsFloatsByEarlierVersionsLoad) {
+TEST_F(CheckpointedObjects, CountersSavedAsFloatsByEarlierVersionsLoad) {
   {
     H5File file = H5File::create(path_.string());
     const H5Group loop = H5Group::create(file.id(), "loop");
@@ -85,7 +85,7 @@ TEST_F(Checkpointed, CountersSavedAsFloatsByEarlierVersionsLoad) {
   EXPECT_TRUE(guard.is_spike(6.5)) << "the window of 5 is full after loading 5 seen losses";
 }
 
-TEST_F(Checkpointed, TheMovingAverageStartsAtTheWeightsOfACheckpointWithoutOne) {
+TEST_F(CheckpointedObjects, TheMovingAverageStartsAtTheWeightsOfACheckpointWithoutOne) {
   const torch::Tensor w = torch::ones({2, 2});
   Ema ema({{"w", w}}, 0.9);
   {

@@ -67,8 +67,9 @@ TEST(CpuConvolutions, SayWhatRunsThem) {
   }
 }
 
-// ctest runs each test in a process of its own (gtest_discover_tests), so the check runs here.
-TEST(CpuConvolutions, LeaveTheSeededGeneratorAlone) {
+// A suite of its own: ctest runs each suite in a process of its own
+// (tests/cmake/GtestSuites.cmake), so the check runs here, not in an earlier test of the process.
+TEST(CpuConvolutionsFirstCall, LeavesTheSeededGeneratorAlone) {
   torch::manual_seed(11);
   const torch::Tensor before = torch::randn({4});
   torch::manual_seed(11);

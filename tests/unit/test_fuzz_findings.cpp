@@ -25,6 +25,7 @@
 #include "io/h5_state.hpp"
 #include "io/inspect_file.hpp"
 #include "io/metrics_writer.hpp"
+#include "support/inputs_dir.hpp"
 #include "train/log_window.hpp"
 #include "train/rng_state.hpp"
 #include "util/error.hpp"
@@ -33,7 +34,7 @@ namespace ddpt {
 namespace {
 
 std::string finding(const std::string& target, const std::string& name) {
-  return std::string(DDPTRAIN_INPUTS_DIR) + "/../tests/fuzz/findings/" + target + "/" + name;
+  return test::inputs_dir() + "/../tests/fuzz/findings/" + target + "/" + name;
 }
 
 class FuzzFindings : public ::testing::Test {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "config/parse_config.hpp"
+#include "support/inputs_dir.hpp"
 #include "train/trainer.hpp"
 
 namespace ddpt {
@@ -12,7 +13,7 @@ namespace {
 
 TEST(InputDecks, EveryDeckParses) {
   int decks = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(DDPTRAIN_INPUTS_DIR)) {
+  for (const auto& entry : std::filesystem::directory_iterator(test::inputs_dir())) {
     if (entry.path().extension() != ".cfg") continue;
     ++decks;
     EXPECT_NO_THROW(parse_config({entry.path().string()})) << entry.path();
@@ -21,7 +22,7 @@ TEST(InputDecks, EveryDeckParses) {
 }
 
 TEST(InputDecks, Gpt2SmallIsGpt2AndSplitsOver16Ranks) {
-  const Config c = parse_config({std::string(DDPTRAIN_INPUTS_DIR) + "/gpt2_small_16gpu.cfg"});
+  const Config c = parse_config({test::inputs_dir() + "/gpt2_small_16gpu.cfg"});
   EXPECT_EQ(c.model.type, ModelType::kGpt);
   EXPECT_EQ(c.model.n_layer, 12);
   EXPECT_EQ(c.model.n_head, 12);

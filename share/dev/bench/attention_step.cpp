@@ -4,18 +4,19 @@
 // process (the machine is noisy), on the torch intra-op threads given (default 1). Shapes: the
 // gpt_tokens deck at 2 ranks, the gpt_ddp.sh benchmark's GPT, and one GPT-2-small layer at a
 // 1024-token context. Prints the median milliseconds per layer and the ratio.
-// Usage: ddptrain_bench_attention [THREADS] [REPEATS]
+// Usage: ddptrain-bench attention [THREADS] [REPEATS]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <vector>
 
+#include "benchmarks.hpp"
 #include "median.hpp"
 #include "models/causal_attention.hpp"
 #include "util/stopwatch.hpp"
 
-namespace {
+namespace ddpt::bench::attention_step {
 
 using Kernel = std::function<torch::Tensor(const torch::Tensor&)>;
 
@@ -55,9 +56,10 @@ void compare(const char* name, int64_t batch, int64_t time, int64_t width, int64
               static_cast<long long>(width), static_cast<long long>(heads), t, f, t / f);
 }
 
-}  // namespace
+}  // namespace ddpt::bench::attention_step
 
-int main(int argc, char** argv) {
+int ddpt::bench::run_attention(int argc, char** argv) {
+  using namespace attention_step;
   const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
   torch::set_num_threads(threads);

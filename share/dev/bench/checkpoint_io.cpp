@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "app/process_tuning.hpp"
+#include "benchmarks.hpp"
 #include "comm/mpi_comm.hpp"
 #include "h5/h5_fletcher32.hpp"
 #include "io/checkpoint.hpp"
@@ -33,7 +34,7 @@
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
 
-namespace {
+namespace ddpt::bench::checkpoint_io {
 
 constexpr int kRepeats = 5;  // median of 5: the disk and page cache are noisy
 
@@ -62,9 +63,10 @@ double plain_write_seconds(const std::filesystem::path& path, int64_t bytes) {
   return watch.seconds();
 }
 
-}  // namespace
+}  // namespace ddpt::bench::checkpoint_io
 
-int main(int argc, char** argv) {
+int ddpt::bench::run_checkpoint(int argc, char** argv) {
+  using namespace checkpoint_io;
   using namespace ddpt;
   tune_process();  // as ddptrain does: MPI-IO through ROMIO, malloc keeping freed memory
   MpiEnv mpi(&argc, &argv);

@@ -7,9 +7,9 @@
 # Usage: share/dev/bench/checkpoint_io.sh [DIR]   (DIR on the disk to measure; default /tmp)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-bench=${DDPTRAIN_BENCH:-$repo/build/bin/ddptrain_bench_checkpoint}
+bench=${DDPTRAIN_BENCH:-$repo/build/bin/ddptrain-bench}
 dir=${1:-/tmp}/ddptrain_checkpoint_bench.$$
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for np in 1 2; do
-  mpirun -np "$np" --oversubscribe --bind-to none "$bench" "$dir"
+  mpirun -np "$np" --oversubscribe --bind-to none "$bench" checkpoint "$dir"
 done

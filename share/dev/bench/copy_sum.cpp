@@ -4,17 +4,18 @@
 // all-reduce (into both copies, no squares). Each kernel the CPU runs takes its turn, REPEATS
 // rounds of 200 calls; prints the median microseconds per call and the spread of the rounds'
 // medians. One process: both copies are this core's, so this is the loop's own cost, not the cost
-// of fetching the other rank's copy. Usage: ddptrain_bench_copy_sum [REPEATS]
+// of fetching the other rank's copy. Usage: ddptrain-bench copy-sum [REPEATS]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "benchmarks.hpp"
 #include "comm/copy_sum.hpp"
 #include "median.hpp"
 #include "util/stopwatch.hpp"
 
-namespace {
+namespace ddpt::bench::copy_sum {
 
 using ddpt::CopySumKernel;
 
@@ -44,9 +45,10 @@ double microseconds(CopySumKernel kernel, const Case& c, std::vector<std::vector
   return ddpt::bench::median(times);
 }
 
-}  // namespace
+}  // namespace ddpt::bench::copy_sum
 
-int main(int argc, char** argv) {
+int ddpt::bench::run_copy_sum(int argc, char** argv) {
+  using namespace copy_sum;
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
   const Case cases[] = {{"reduce-scatter 0.53 M (bucket 1)", 530'000, true},
                         {"reduce-scatter 0.66 M (bucket 2)", 656'000, true},
@@ -76,4 +78,5 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
+  return 0;
 }

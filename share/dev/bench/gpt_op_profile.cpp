@@ -5,7 +5,7 @@
 // run under LibTorch's profiler, whose trace goes to TRACE (Chrome's trace format).
 // share/dev/bench/gpt_op_profile.sh runs this beside the same profile of PyTorch eager and prints
 // both, operation by operation (op_profile_table.py).
-// Usage: ddptrain_bench_gpt_ops [STEPS] [TRACE]   (defaults 20, /tmp/ddptrain_gpt_ops.json)
+// Usage: ddptrain-bench gpt-ops [STEPS] [TRACE]   (defaults 20, /tmp/ddptrain_gpt_ops.json)
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <cstdio>
@@ -13,11 +13,12 @@
 #include <string>
 
 #include "app/process_tuning.hpp"
+#include "benchmarks.hpp"
 #include "models/gpt.hpp"
 #include "train/optimizer.hpp"
 #include "util/stopwatch.hpp"
 
-int main(int argc, char** argv) {
+int ddpt::bench::run_gpt_ops(int argc, char** argv) {
   using namespace ddpt;
   const int steps = argc > 1 ? std::atoi(argv[1]) : 20;
   const std::string trace = argc > 2 ? argv[2] : "/tmp/ddptrain_gpt_ops.json";

@@ -4,7 +4,7 @@
 // machine is noisy), on the torch intra-op threads given (default 1). Shapes: the layers of
 // gpt_ddp.sh's GPT, of scaling_mlp.sh's MLP and of GPT-2 small at 1024 tokens. Prints the median
 // ms per call, the GFLOP/s of the three products and the ratio.
-// Usage: ddptrain_bench_linear [THREADS] [REPEATS]
+// Usage: ddptrain-bench linear [THREADS] [REPEATS]
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -12,6 +12,7 @@
 #include <functional>
 #include <vector>
 
+#include "benchmarks.hpp"
 #include "median.hpp"
 #include "models/cpu_gemm.hpp"
 #include "models/linear.hpp"
@@ -21,7 +22,7 @@
 // another BLAS behind LibTorch leaves it null.
 extern "C" char* openblas_get_corename() __attribute__((weak));
 
-namespace {
+namespace ddpt::bench::linear_step {
 
 using Linear =
     std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)>;
@@ -64,9 +65,10 @@ void compare(const char* name, int64_t rows, int64_t in, int64_t out, int repeat
              flops / a / 1e6, o, flops / o / 1e6, a / o);
 }
 
-}  // namespace
+}  // namespace ddpt::bench::linear_step
 
-int main(int argc, char** argv) {
+int ddpt::bench::run_linear(int argc, char** argv) {
+  using namespace linear_step;
   const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 30;
   torch::set_num_threads(threads);

@@ -2,17 +2,18 @@
 // (256-1024-1024-1024-10, 3.4 M values) and of a GPT-2-small-sized set (124 M values), LibTorch's
 // AdamW against ddptrain's FusedAdamW, taking turns in one process (the machine is noisy), on
 // the torch intra-op threads given (default 1). Prints the median milliseconds per step and the
-// ratio. Usage: ddptrain_bench_optimizer [THREADS] [STEPS]
+// ratio. Usage: ddptrain-bench optimizer [THREADS] [STEPS]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "benchmarks.hpp"
 #include "median.hpp"
 #include "train/fused_adamw.hpp"
 #include "util/stopwatch.hpp"
 
-namespace {
+namespace ddpt::bench::optimizer_step {
 
 std::vector<torch::Tensor> parameters(const std::vector<std::vector<int64_t>>& shapes) {
   std::vector<torch::Tensor> params;
@@ -56,9 +57,10 @@ void compare(const char* name, const std::vector<std::vector<int64_t>>& shapes, 
               values / 1e6, t, f, t / f);
 }
 
-}  // namespace
+}  // namespace ddpt::bench::optimizer_step
 
-int main(int argc, char** argv) {
+int ddpt::bench::run_optimizer(int argc, char** argv) {
+  using namespace optimizer_step;
   const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
   const int steps = argc > 2 ? std::atoi(argv[2]) : 20;
   torch::set_num_threads(threads);

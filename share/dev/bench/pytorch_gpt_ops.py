@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch's side of gpt_op_profile.sh: the GPT of share/ddptrain/models/gpt.py (eager, exact
-GELU), at the shapes of ddptrain_bench_gpt_ops (vocab 256, block 64, 4 layers, 4 heads, 128 wide,
+GELU), at the shapes of ddptrain-bench gpt-ops (vocab 256, block 64, 4 layers, 4 heads, 128 wide,
 batch 16), trained on random tokens with AdamW as pytorch_ddp_gpt.py makes it (weight decay on
 >= 2-D parameters), one process, --threads intra-op threads. After a warm-up, --steps steps are
 timed, then --steps more run under torch.profiler, whose trace goes to --trace (Chrome's format).

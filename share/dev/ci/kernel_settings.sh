@@ -5,17 +5,19 @@
 #  decks:  the decks (golden logs: the comparison most sensitive to kernels) under every whole-CPU
 #          setting (SSE4.2, AVX, AVX2 Intel and AMD, AVX-512: every axis at once, as real CPUs
 #          combine them) and one thread per rank (reductions split as on a cluster that gives each
-#          rank one core), plus two of the other settings (thread counts, one variable at a time),
-#          ROTATING by commit;
+#          rank one core), plus one of the settings that no whole-CPU line contains (OpenBLAS's
+#          Prescott, Core2 and Cooperlake kernels, 3 and 4 threads), ROTATING by commit;
 #  suites: the unit and mpi tests under one whole-CPU setting, ROTATING by commit.
 # Why no more: all 25 settings for the decks and the 5 whole-CPU ones for the suites took about
 # 1,800 s, a third of the CI's time. The defects this leg has found were deck tolerances that
 # another CPU's kernels exceeded (the CNN deck: oneDNN's convolutions, thread counts), which the
-# fixed deck settings cover on every commit; a one-variable line only says which axis moved once
-# a whole-CPU line fails, and the rotation still runs each within a few commits. The rotation
-# index is the commit count (`git rev-list --count HEAD`): consecutive commits take consecutive
-# settings, and DDPTRAIN_KERNEL_ROTATION=N repeats the choice of the log's index N. `ALL=1` runs
-# every setting for the decks and every whole-CPU setting for the suites (about 30 minutes).
+# fixed deck settings cover on every commit. A one-variable setting that a whole-CPU line
+# contains (e.g. ONEDNN_MAX_CPU_ISA=AVX2) adds no kernel that line lacks: it only says which axis
+# moved once that line fails, so it runs with ALL=1 (run it by hand then), not per commit. The
+# rotation index is the commit count (`git rev-list --count HEAD`): consecutive commits take
+# consecutive settings, and DDPTRAIN_KERNEL_ROTATION=N repeats the choice of the log's index N.
+# `ALL=1` runs every setting for the decks and every whole-CPU setting for the suites (about 30
+# minutes).
 # e2e and slurm tests compare runs with each other on one machine, so they are left to check.sh.
 # Each run goes through check.sh --no-setup, so under CI=true an unexpected skip fails here too.
 # Usage: share/dev/ci/kernel_settings.sh [decks|suites]   (default both; after check.sh)
@@ -27,11 +29,11 @@ phase=${1:-both}
 case $phase in decks | suites | both) ;; *) echo "usage: $0 [decks|suites]" >&2; exit 2 ;; esac
 
 # Per commit, how many of the rotating settings the decks run under.
-readonly kRotatingDeckSettings=2
+readonly kRotatingDeckSettings=1
 
 rotation=${DDPTRAIN_KERNEL_ROTATION:-$(git -C "$repo" rev-list --count HEAD 2>/dev/null || echo 0)}
 mapfile -t lines < <(bash "$settings")
-whole_cpu=() fixed=() rotating=()
+whole_cpu=() fixed=() one_axis=()
 for setting in "${lines[@]}"; do
   if [[ -z $setting ]]; then
     continue # native: check.sh ran it
@@ -40,11 +42,22 @@ for setting in "${lines[@]}"; do
   elif [[ $setting == OMP_NUM_THREADS=1 ]]; then
     fixed+=("$setting")
   else
+    one_axis+=("$setting")
+  fi
+done
+# The one-variable settings that no whole-CPU line contains rotate; the others only say which
+# axis of a failing whole-CPU line moved.
+rotating=() diagnostic=()
+for setting in "${one_axis[@]}"; do
+  if printf ' %s \n' "${whole_cpu[@]}" | grep -qF " $setting "; then
+    diagnostic+=("$setting")
+  else
     rotating+=("$setting")
   fi
 done
 echo "== kernel settings: ${#whole_cpu[@]} whole-CPU, ${#fixed[@]} more fixed," \
-  "${#rotating[@]} rotating; rotation index $rotation (DDPTRAIN_KERNEL_ROTATION)"
+  "${#rotating[@]} rotating, ${#diagnostic[@]} only with ALL=1; rotation index $rotation" \
+  "(DDPTRAIN_KERNEL_ROTATION)"
 
 # pick START COUNT ITEMS...: COUNT items from START on, wrapping around.
 pick() {
@@ -68,7 +81,7 @@ under() {
 
 if [[ $phase == decks || $phase == both ]]; then
   if [[ ${ALL:-} == 1 ]]; then
-    deck_settings=("${whole_cpu[@]}" "${fixed[@]}" "${rotating[@]}")
+    deck_settings=("${whole_cpu[@]}" "${fixed[@]}" "${rotating[@]}" "${diagnostic[@]}")
   else
     mapfile -t turn < <(pick $((rotation * kRotatingDeckSettings)) "$kRotatingDeckSettings" \
       "${rotating[@]}")

@@ -14,8 +14,8 @@
 # own libraries take from cuDNN stay unresolved until run time on a GPU machine (where cuDNN is
 # installed with LibTorch), while every symbol ddptrain's own code references must still resolve.
 # ddptrain calls no cuDNN function itself (the check below makes sure of that). For the same
-# reason no executable can start here, so GoogleTest's test discovery, which runs each test
-# executable right after linking it, is moved to test time (DISCOVERY_MODE PRE_TEST).
+# reason no executable can start here; nothing needs to (the unit tests' suites are listed when
+# ctest runs, tests/cmake/GtestSuites.cmake).
 # Usage: share/dev/ci/libtorch2_cuda.sh [--packages-only]   (as root; --packages-only: make the
 #        root and install its packages, build nothing)
 set -euo pipefail
@@ -31,7 +31,7 @@ packages_only=()
 build=$repo/build/debian13-cuda
 DDPTRAIN_BUILD_DIR=$build DDPTRAIN_EXTRA_PACKAGES="libtorch-cuda-dev nvidia-cuda-toolkit libnccl-dev" \
   DDPTRAIN_TARGETS="ddptrain ddptrain-h5probe ddptrain_mpi_tests ddptrain_watchdog_cuda_probe" \
-  DDPTRAIN_CMAKE_ARGS="-DDDPTRAIN_WITH_NCCL=ON -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST" \
+  DDPTRAIN_CMAKE_ARGS="-DDDPTRAIN_WITH_NCCL=ON -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined" \
   bash "$repo/share/dev/setup.sh" --build-only "${packages_only[@]}"
 ((${#packages_only[@]} == 0)) || exit 0
 

@@ -132,7 +132,6 @@ cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS="-I$prefix/fmt9/include" \
   -DDDPTRAIN_TORCH_PYTHON="$python" \
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,--allow-shlib-undefined -Wl,-rpath,$torch_lib" \
-  -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
   "${cuda_args[@]}" >"$logs/configure.log" 2>&1
 rc=$?
 grep -E "ddptrain:|CMake (Error|Warning)" "$logs/configure.log" | head -20 | tee -a "$report"
