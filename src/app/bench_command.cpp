@@ -94,7 +94,7 @@ std::optional<CollectiveBenchOptions> shared_memory_leg(const DdpConfig& ddp, Co
                                                         const CollectiveBenchOptions& options) {
   if (!ddp.shared_memory || ddp.compress != WirePrecision::kNone) return std::nullopt;
   const auto values = torch::TensorOptions().dtype(torch::kFloat).device(comm.device());
-  if (!comm.in_shared_memory(comm.allocate_buffer(1, values))) return std::nullopt;
+  if (!in_shared_memory(comm, comm.allocate_buffer(1, values))) return std::nullopt;
   CollectiveBenchOptions shared = options;
   shared.backend_buffers = true;
   // all_gather has no shared-memory path: ZeRO-1 on one node shares the parameters instead.

@@ -103,7 +103,7 @@ MakeDataOptions parse(const std::vector<std::string>& args) {
   return o;
 }
 
-void write_tables(hid_t root, const MakeDataOptions& o) {
+void write_tables(const H5Node& root, const MakeDataOptions& o) {
   TeacherSpec spec = o.teacher;
   spec.samples += o.val_samples;  // one teacher labels both parts
   const bool classification = o.kind == "classification";
@@ -118,27 +118,27 @@ void write_tables(hid_t root, const MakeDataOptions& o) {
     const std::string prefix = val ? "val_" : "";
     for (const auto& [name, table] : {std::pair{"inputs", t.inputs}, {"targets", t.targets}}) {
       const torch::Tensor rows = part(table, val);
-      H5Dataset d = H5Dataset::create(root, prefix + name, rows.scalar_type(), rows.sizes().vec());
+      H5Dataset d = root.create_dataset(prefix + name, rows.scalar_type(), rows.sizes().vec());
       d.write_rows(0, rows);
       if (classification && std::string(name) == "targets") {
-        write_attribute(d.id(), "classes", o.teacher.outputs);
+        d.write_attribute("classes", o.teacher.outputs);
       }
     }
   }
 }
 
-void write_tokens(hid_t root, const MakeDataOptions& o) {
+void write_tokens(const H5Node& root, const MakeDataOptions& o) {
   const torch::Tensor stream = markov_tokens(o.tokens + o.val_tokens, o.vocab, o.teacher.seed);
-  const hid_t stored = o.vocab <= kMaxUint16Vocab ? H5T_STD_U16LE : H5T_STD_U32LE;
+  const H5StoredAs stored = o.vocab <= kMaxUint16Vocab ? H5StoredAs::kUint16 : H5StoredAs::kUint32;
   using torch::indexing::Slice;
   for (const bool val : {false, true}) {
     const int64_t length = val ? o.val_tokens : o.tokens;
     if (length == 0) continue;
     const int64_t first = val ? o.tokens : 0;
     H5Dataset d =
-        H5Dataset::create(root, val ? "val_tokens" : "tokens", torch::kLong, {length}, stored);
+        root.create_dataset(val ? "val_tokens" : "tokens", torch::kLong, {length}, stored);
     d.write_rows(0, stream.index({Slice(first, first + length)}));
-    write_attribute(d.id(), "vocab", o.vocab);
+    d.write_attribute("vocab", o.vocab);
   }
 }
 
@@ -152,10 +152,10 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (mpi.world_rank() == 0) {
     {
       H5File file = H5File::create(staging_path(o.output).string());
-      const hid_t root = file.id();
-      write_attribute(root, "kind", o.kind);
-      write_attribute(root, "generator", "ddptrain make-data " + ddptrain_version());
-      write_attribute(root, "seed", o.teacher.seed);
+      const H5Node& root = file;
+      root.write_attribute("kind", o.kind);
+      root.write_attribute("generator", "ddptrain make-data " + ddptrain_version());
+      root.write_attribute("seed", o.teacher.seed);
       if (o.kind == "tokens") {
         write_tokens(root, o);
       } else {
@@ -168,7 +168,7 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
                      "an older file of that name is kept");
     const H5File written = H5File::open_read(o.output);
     std::cout << fmt::format("wrote {} ({}):", o.output, o.kind);
-    for (const auto& name : list_members(written.id())) {
+    for (const auto& name : written.members()) {
       const H5Dataset d = H5Dataset::open(written, name);
       std::cout << fmt::format(" {} [{}] {};", name, fmt::join(d.shape(), ", "), d.stored_type());
     }

@@ -14,6 +14,7 @@
 #include "config/parse_config.hpp"
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
+#include "io/predictions_schema.hpp"
 #include "io/staged_file.hpp"
 #include "train/evaluate.hpp"
 #include "util/check.hpp"
@@ -80,19 +81,22 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   // Staged: a failed run leaves any older output untouched.
   {
     H5File file = H5File::create(staging_path(output_path).string(), job.group->comm());
-    const hid_t root = file.id();
-    write_attribute(root, "ddptrain_version", ddptrain_version());
-    write_attribute(root, "checkpoint", std::filesystem::weakly_canonical(checkpoint).string());
-    write_attribute(root, "step", loaded.step);
-    write_attribute(root, "input", std::filesystem::absolute(input_path).string());
-    write_attribute(root, "input_dataset", config.data.inputs);
-    write_attribute(root, "task", std::string(task_name(loaded.info.task)));
-    write_attribute(root, "world_size", static_cast<int64_t>(world));
-    H5Dataset predictions =
-        H5Dataset::create(root, "predictions", torch::kFloat, {inputs.rows(), loaded.info.outputs});
+    const H5Node& root = file;
+    root.write_attribute(predictions_schema::kVersion, ddptrain_version());
+    root.write_attribute(predictions_schema::kCheckpoint,
+                         std::filesystem::weakly_canonical(checkpoint).string());
+    root.write_attribute(predictions_schema::kStep, loaded.step);
+    root.write_attribute(predictions_schema::kInput,
+                         std::filesystem::absolute(input_path).string());
+    root.write_attribute(predictions_schema::kInputDataset, config.data.inputs);
+    root.write_attribute(predictions_schema::kTask, std::string(task_name(loaded.info.task)));
+    root.write_attribute(predictions_schema::kWorldSize, static_cast<int64_t>(world));
+    H5Dataset predictions = root.create_dataset(predictions_schema::kPredictions, torch::kFloat,
+                                                {inputs.rows(), loaded.info.outputs});
     predictions.write_rows(first, outputs);
     if (loaded.info.task == Task::kClassification) {
-      H5Dataset labels = H5Dataset::create(root, "predicted_class", torch::kLong, {inputs.rows()});
+      H5Dataset labels =
+          root.create_dataset(predictions_schema::kPredictedClass, torch::kLong, {inputs.rows()});
       labels.write_rows(first, outputs.argmax(1));
     }
   }  // collective close

@@ -167,7 +167,7 @@ std::vector<CollectiveTiming> time_collectives(
       t.seconds = slowest(comm, mine) / options.iterations;
       t.algbw = static_cast<double>(bytes) / t.seconds;
       t.busbw = t.algbw * bus_bandwidth_factor(op, comm.size());
-      t.shared_memory = comm.in_shared_memory(buffer);
+      t.shared_memory = in_shared_memory(comm, buffer);
       buffer = torch::Tensor();  // a node-shared buffer's segment goes before the check's comes
       check_result(comm, op, elements, options.backend_buffers);
       if (report) report(t);

@@ -47,7 +47,7 @@ struct CollectiveTiming {
   double seconds = 0;          // per call: the slowest rank's mean over the timed calls
   double algbw = 0;            // bytes per second
   double busbw = 0;            // bytes per second
-  bool shared_memory = false;  // the buffer lay in node-shared memory (comm.in_shared_memory)
+  bool shared_memory = false;  // the buffer lay in node-shared memory (in_shared_memory)
 };
 
 // The sizes measured for `op` on `ranks` ranks: min_bytes, x step_factor, ... up to max_bytes,

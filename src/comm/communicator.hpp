@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "util/error.hpp"
+#include "comm/node_shared_memory.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt {
@@ -44,21 +44,9 @@ class Communicator {
   // Collective (ZeRO-1): sums `input` (size() x n elements) over ranks; this rank's block of the
   // sum, elements [rank() x n, (rank() + 1) x n), lands in `output` (n elements, same dtype; it
   // may be that block of `input`); returns at once. A buffer summed in shared memory
-  // (in_shared_memory) also holds the sum in that block afterwards; the rest of `input` is only
-  // read.
+  // (NodeSharedMemory::in_shared_memory) also holds the sum in that block afterwards; the rest of
+  // `input` is only read.
   virtual std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) = 0;
-  // reduce_scatter_async that also gives, once waited, the sum of the squares of every element of
-  // the summed input (all ranks' blocks) in `*squares`, in double, the same bits on every rank,
-  // without another pass over the data or another collective. Only for an input for which
-  // in_shared_memory() holds: the backend sums it itself (MPI on one node).
-  virtual std::shared_ptr<Work> reduce_scatter_with_squares_async(torch::Tensor /*input*/,
-                                                                  torch::Tensor /*output*/,
-                                                                  double* /*squares*/) {
-    throw Error(backend_name() +
-                    ": reduce_scatter_with_squares_async needs a buffer the backend "
-                    "sums in shared memory",
-                ExitCode::kInternal, Raised::kThisRank);
-  }
   // Collective (ZeRO-1): `tensor` has size() x n elements, of which this rank has filled its own
   // block; on completion every block holds its rank's values; returns at once.
   virtual std::shared_ptr<Work> all_gather_in_place_async(torch::Tensor tensor) = 0;
@@ -76,15 +64,15 @@ class Communicator {
   virtual torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) {
     return torch::zeros({numel}, options);
   }
-  // Whether `buffer`, from allocate_buffer(), is summed in memory the node's ranks share.
-  virtual bool in_shared_memory(const torch::Tensor& /*buffer*/) const { return false; }
-  // Collective: `numel` zeroed elements that every rank maps, the same memory on every rank (one
-  // copy per node), for `subject` (named in a warning if shared memory is refused). Undefined on
-  // every rank where the backend cannot: the default, and MPI unless every rank is on one node.
-  virtual torch::Tensor allocate_common(int64_t /*numel*/, const torch::TensorOptions& /*options*/,
-                                        const std::string& /*subject*/) {
-    return {};
-  }
+  // The backend's node-shared memory (comm/node_shared_memory.hpp), or null where it has none.
+  virtual NodeSharedMemory* node_shared_memory() { return nullptr; }
+  virtual const NodeSharedMemory* node_shared_memory() const { return nullptr; }
 };
+
+// Whether `buffer`, from comm.allocate_buffer(), is summed in memory the node's ranks share.
+inline bool in_shared_memory(const Communicator& comm, const torch::Tensor& buffer) {
+  const NodeSharedMemory* shared = comm.node_shared_memory();
+  return shared != nullptr && shared->in_shared_memory(buffer);
+}
 
 }  // namespace ddpt

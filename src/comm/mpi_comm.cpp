@@ -9,6 +9,7 @@
 
 #include "comm/mpi_half_sum.hpp"
 #include "util/check.hpp"
+#include "util/error.hpp"
 
 namespace ddpt {
 namespace {
@@ -229,7 +230,8 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_with_squares_async(torch::Tensor i
                                                                  torch::Tensor output,
                                                                  double* squares) {
   if (!node_->owns(input)) {
-    return Communicator::reduce_scatter_with_squares_async(input, output, squares);
+    throw Error("mpi: reduce_scatter_with_squares_async needs a buffer summed in shared memory",
+                ExitCode::kInternal, Raised::kThisRank);
   }
   return submit_node_sum(
       next_collective_name("shared-memory reduce_scatter", input), input,

@@ -3,7 +3,8 @@
 // every MPI call: all-reduces of finished gradient buckets run there while backward goes on.
 // Buffers from allocate_buffer() on a communicator within one node are summed through shared
 // memory instead of MPI_Allreduce or MPI_Reduce_scatter_block (comm/node_all_reduce.hpp): by a
-// helper thread at the lowest priority and by the thread that waits for the sum.
+// helper thread at the lowest priority and by the thread that waits for the sum; that is its
+// NodeSharedMemory capability (comm/node_shared_memory.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -11,12 +12,13 @@
 #include "comm/comm_thread.hpp"
 #include "comm/communicator.hpp"
 #include "comm/node_all_reduce.hpp"
+#include "comm/node_shared_memory.hpp"
 #include "comm/watchdog.hpp"
 #include "runtime/mpi_comm_handle.hpp"
 
 namespace ddpt {
 
-class MpiComm final : public Communicator {
+class MpiComm final : public Communicator, public NodeSharedMemory {
  public:
   // Collective over `comm` (MPI_Comm_dup). Every collective is watched by `watchdog` (may be
   // null: unwatched).
@@ -30,14 +32,18 @@ class MpiComm final : public Communicator {
 
   std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override;
   std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) override;
-  std::shared_ptr<Work> reduce_scatter_with_squares_async(torch::Tensor input, torch::Tensor output,
-                                                          double* squares) override;
   std::shared_ptr<Work> all_gather_in_place_async(torch::Tensor tensor) override;
   void broadcast(torch::Tensor tensor, int root) override;
   torch::Tensor all_gather(const torch::Tensor& tensor) override;
   void barrier() override;
   torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) override;
+  NodeSharedMemory* node_shared_memory() override { return this; }
+  const NodeSharedMemory* node_shared_memory() const override { return this; }
+
+  // NodeSharedMemory: every rank of the communicator on one node.
   bool in_shared_memory(const torch::Tensor& buffer) const override;
+  std::shared_ptr<Work> reduce_scatter_with_squares_async(torch::Tensor input, torch::Tensor output,
+                                                          double* squares) override;
   torch::Tensor allocate_common(int64_t numel, const torch::TensorOptions& options,
                                 const std::string& subject) override;
 

@@ -39,9 +39,8 @@ DatasetInfo check_layout(const H5Dataset& inputs, const H5Dataset& targets,
                       Raised::kAllRanks);
     }
     info.task = Task::kClassification;
-    info.outputs = has_attribute(targets.id(), "classes")
-                       ? read_int_attribute(targets.id(), "classes")
-                       : classes_if_unset;
+    info.outputs =
+        targets.has_attribute("classes") ? targets.read_int_attribute("classes") : classes_if_unset;
     if (info.outputs < 2) {
       throw DataError(targets.where() + ": attribute 'classes' = " + std::to_string(info.outputs) +
                           " (need at least 2)",

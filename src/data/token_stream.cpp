@@ -25,8 +25,7 @@ TokenStream::TokenStream(const std::string& path, const std::string& tokens, int
                     Raised::kAllRanks);
   }
   windows_ = (tokens_.rows() - block_ - 1) / stride_ + 1;
-  vocab_ = has_attribute(tokens_.id(), "vocab") ? read_int_attribute(tokens_.id(), "vocab")
-                                                : vocab_if_unset;
+  vocab_ = tokens_.has_attribute("vocab") ? tokens_.read_int_attribute("vocab") : vocab_if_unset;
   if (vocab_ < 2) {
     throw DataError(
         tokens_.where() + " has no 'vocab' attribute: set data.vocab to the vocabulary size",

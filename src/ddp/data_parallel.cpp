@@ -49,7 +49,9 @@ bool share_parameters(const std::vector<NamedTensor>& params, Communicator& comm
     offsets.push_back(numel);
     numel += (p.tensor.numel() + align - 1) / align * align;
   }
-  const torch::Tensor common = comm.allocate_common(
+  NodeSharedMemory* shared = comm.node_shared_memory();
+  if (shared == nullptr) return false;
+  const torch::Tensor common = shared->allocate_common(
       numel, params.front().tensor.options().requires_grad(false), "parameters");
   if (!common.defined()) return false;
   torch::NoGradGuard no_grad;

@@ -27,8 +27,8 @@ struct DataParallelOptions {
   GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1
   bool shared_memory = true;  // ddp.shared_memory: buckets where the communicator sums fastest
   // ZeRO-1 only: the node's ranks share one copy of the parameters where the communicator can
-  // (Communicator::allocate_common), so each rank's update needs no all-gather. Only for training
-  // where nothing but the optimizer writes the parameters (no moving-average swaps).
+  // (NodeSharedMemory::allocate_common), so each rank's update needs no all-gather. Only for
+  // training where nothing but the optimizer writes the parameters (no moving-average swaps).
   bool share_parameters = false;
 };
 

@@ -121,7 +121,7 @@ void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffer
     }
     if (sharded()) {
       // Summed in shared memory, a rank's block of the sum lands in place, in its own copy.
-      buckets_[b].shard_gradient = comm_.in_shared_memory(buckets_[b].buffer)
+      buckets_[b].shard_gradient = in_shared_memory(comm_, buckets_[b].buffer)
                                        ? buckets_[b].buffer.narrow(0, block * comm_.rank(), block)
                                        : torch::zeros({block}, options);
     }
@@ -240,8 +240,9 @@ void Reducer::launch_ready_buckets() {
     if (bucket.wire.defined()) bucket.wire.copy_(bucket.buffer);
     const torch::Tensor& sent = bucket.wire.defined() ? bucket.wire : bucket.buffer;
     if (sharded() && squares_in_reduction_) {
-      bucket.work =
-          comm_.reduce_scatter_with_squares_async(sent, bucket.shard_gradient, &bucket.squares);
+      // squares_in_reduction_: the backend has node-shared memory and every bucket is in it.
+      bucket.work = comm_.node_shared_memory()->reduce_scatter_with_squares_async(
+          sent, bucket.shard_gradient, &bucket.squares);
     } else if (sharded()) {
       bucket.work = comm_.reduce_scatter_async(
           sent, bucket.shard_wire.defined() ? bucket.shard_wire : bucket.shard_gradient);
@@ -331,7 +332,7 @@ void Reducer::all_gather_parameters() {
 bool Reducer::buckets_in_shared_memory() const {
   return !buckets_.empty() &&
          std::all_of(buckets_.begin(), buckets_.end(),
-                     [this](const Bucket& b) { return comm_.in_shared_memory(b.buffer); });
+                     [this](const Bucket& b) { return in_shared_memory(comm_, b.buffer); });
 }
 
 double Reducer::gradient_norm() const {

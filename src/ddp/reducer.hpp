@@ -59,7 +59,7 @@ struct ReducerOptions {
   torch::ScalarType wire_dtype = torch::kFloat;
   GradientReduction reduction = GradientReduction::kAllReduce;
   // Buckets reduced as they are (no compression) are allocated by the communicator
-  // (Communicator::allocate_buffer: node-shared memory for MPI on one node).
+  // (Communicator::allocate_buffer: node-shared memory for MPI on one node, NodeSharedMemory).
   bool backend_buffers = true;
   // ZeRO-1 only: every rank's parameters are the same memory.
   bool parameters_shared = false;

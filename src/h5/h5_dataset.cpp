@@ -115,7 +115,7 @@ void check_stored_size(hid_t dataset, int64_t bytes, const std::string& where) {
 }
 
 H5Dataset H5Dataset::open(const H5File& file, const std::string& name) {
-  return open_as(file.id(), name, file.path(), name);  // named as the deck spells it
+  return open_as(file.hdf5_id(), name, file.path(), name);  // named as the deck spells it
 }
 
 H5Dataset H5Dataset::open(hid_t parent, const std::string& name) {
@@ -145,15 +145,15 @@ H5Dataset H5Dataset::open_as(hid_t parent, const std::string& name, std::string 
   }
   H5Id access(DDPT_CHECK_H5(H5Pcreate(H5P_DATASET_ACCESS)));
   DDPT_CHECK_H5(H5Pset_chunk_cache(access.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0));
-  d.dataset_ = H5Id(DDPT_CHECK_H5(H5Dopen2(parent, name.c_str(), access.get())));
-  H5Id type(DDPT_CHECK_H5(H5Dget_type(d.dataset_.get())));
+  d.id_ = H5Id(DDPT_CHECK_H5(H5Dopen2(parent, name.c_str(), access.get())));
+  H5Id type(DDPT_CHECK_H5(H5Dget_type(d.id_.get())));
   d.stored_type_ = describe_h5_type(type.get());
   const auto dtype = tensor_type_for(type.get());
   if (!dtype)
     throw DataError(d.where() + " holds " + d.stored_type_ + ", which ddptrain does not read",
                     Raised::kAllRanks);
   d.dtype_ = *dtype;
-  H5Id space(DDPT_CHECK_H5(H5Dget_space(d.dataset_.get())));
+  H5Id space(DDPT_CHECK_H5(H5Dget_space(d.id_.get())));
   const int rank = DDPT_CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   DDPT_CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
@@ -189,9 +189,9 @@ H5Dataset H5Dataset::create(hid_t parent, const std::string& name, torch::Scalar
   // No modification time in the header: the same content makes the same file, byte for byte.
   DDPT_CHECK_H5(H5Pset_obj_track_times(properties.get(), false));
   const hid_t stored = file_type >= 0 ? file_type : h5_memory_type(dtype);
-  d.dataset_ = H5Id(DDPT_CHECK_H5(H5Dcreate2(parent, name.c_str(), stored, space.get(), H5P_DEFAULT,
-                                             properties.get(), H5P_DEFAULT)));
-  H5Id type(DDPT_CHECK_H5(H5Dget_type(d.dataset_.get())));
+  d.id_ = H5Id(DDPT_CHECK_H5(H5Dcreate2(parent, name.c_str(), stored, space.get(), H5P_DEFAULT,
+                                        properties.get(), H5P_DEFAULT)));
+  H5Id type(DDPT_CHECK_H5(H5Dget_type(d.id_.get())));
   d.stored_type_ = describe_h5_type(type.get());
   return d;
 }
@@ -226,17 +226,16 @@ torch::Tensor H5Dataset::read_selection(hid_t file_space, int64_t rows) const {
 
 void H5Dataset::read_into(void* out, hid_t memory_space, hid_t file_space) const {
   try {
-    DDPT_CHECK_H5(H5Dread(dataset_.get(), h5_memory_type(dtype_), memory_space, file_space,
-                          H5P_DEFAULT, out));
+    DDPT_CHECK_H5(
+        H5Dread(id_.get(), h5_memory_type(dtype_), memory_space, file_space, H5P_DEFAULT, out));
   } catch (const H5Error& e) {
-    throw DataError(where() + ": " + describe_failed_read(dataset_.get(), e.stack()),
-                    Raised::kThisRank);
+    throw DataError(where() + ": " + describe_failed_read(id_.get(), e.stack()), Raised::kThisRank);
   }
 }
 
 torch::Tensor H5Dataset::read_all() const {
-  const H5Id type(DDPT_CHECK_H5(H5Dget_type(dataset_.get())));
-  check_stored_size(dataset_.get(), bytes_of(shape_, static_cast<int64_t>(H5Tget_size(type.get()))),
+  const H5Id type(DDPT_CHECK_H5(H5Dget_type(id_.get())));
+  check_stored_size(id_.get(), bytes_of(shape_, static_cast<int64_t>(H5Tget_size(type.get()))),
                     where());
   torch::Tensor out = allocate(shape_);
   if (out.numel() > 0) read_into(out.data_ptr(), H5S_ALL, H5S_ALL);
@@ -244,7 +243,7 @@ torch::Tensor H5Dataset::read_all() const {
 }
 
 torch::Tensor H5Dataset::read_rows(const std::vector<int64_t>& sorted_rows) const {
-  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(id_.get())));
   DDPT_CHECK_H5(H5Sselect_none(file_space.get()));
   std::vector<hsize_t> start(shape_.size(), 0);
   std::vector<hsize_t> count = to_hsize(shape_);
@@ -261,7 +260,7 @@ torch::Tensor H5Dataset::read_rows(const std::vector<int64_t>& sorted_rows) cons
 }
 
 torch::Tensor H5Dataset::read_range(int64_t first, int64_t count) const {
-  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(id_.get())));
   std::vector<hsize_t> start(shape_.size(), 0);
   std::vector<hsize_t> extent = to_hsize(shape_);
   start[0] = static_cast<hsize_t>(first);
@@ -273,7 +272,7 @@ torch::Tensor H5Dataset::read_range(int64_t first, int64_t count) const {
 
 void H5Dataset::write_rows(int64_t first, const torch::Tensor& block) {
   const torch::Tensor data = block.detach().to(dtype_).cpu().contiguous();
-  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+  H5Id file_space(DDPT_CHECK_H5(H5Dget_space(id_.get())));
   std::vector<hsize_t> memory_dims = to_hsize(shape_);
   memory_dims[0] = static_cast<hsize_t>(data.size(0));
   H5Id memory_space(DDPT_CHECK_H5(
@@ -287,9 +286,9 @@ void H5Dataset::write_rows(int64_t first, const torch::Tensor& block) {
     DDPT_CHECK_H5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                       memory_dims.data(), nullptr));
   }
-  const H5Id transfer = transfer_for(dataset_.get());
-  DDPT_CHECK_H5(H5Dwrite(dataset_.get(), h5_memory_type(dtype_), memory_space.get(),
-                         file_space.get(), transfer.get(), data.data_ptr()));
+  const H5Id transfer = transfer_for(id_.get());
+  DDPT_CHECK_H5(H5Dwrite(id_.get(), h5_memory_type(dtype_), memory_space.get(), file_space.get(),
+                         transfer.get(), data.data_ptr()));
 }
 
 std::vector<ElementBox> element_boxes(const std::vector<int64_t>& shape, int64_t first,
@@ -310,10 +309,10 @@ void H5Dataset::transfer_elements(int64_t first, const torch::Tensor& values, bo
   // A collective write is one H5Dwrite per box on every rank: every rank makes the most calls a
   // run can need (2 x rank - 1), those past its own boxes with empty selections.
   const size_t calls = write ? 2 * std::max<size_t>(shape_.size(), 1) - 1 : boxes.size();
-  const H5Id transfer = write ? transfer_for(dataset_.get()) : H5Id();
+  const H5Id transfer = write ? transfer_for(id_.get()) : H5Id();
   auto* data = static_cast<char*>(values.data_ptr());
   for (size_t k = 0; k < calls; ++k) {
-    H5Id file_space(DDPT_CHECK_H5(H5Dget_space(dataset_.get())));
+    H5Id file_space(DDPT_CHECK_H5(H5Dget_space(id_.get())));
     hsize_t none[1] = {0};
     H5Id memory_space;
     if (k < boxes.size()) {
@@ -328,7 +327,7 @@ void H5Dataset::transfer_elements(int64_t first, const torch::Tensor& values, bo
       DDPT_CHECK_H5(H5Sselect_none(memory_space.get()));
     }
     if (write) {
-      DDPT_CHECK_H5(H5Dwrite(dataset_.get(), h5_memory_type(dtype_), memory_space.get(),
+      DDPT_CHECK_H5(H5Dwrite(id_.get(), h5_memory_type(dtype_), memory_space.get(),
                              file_space.get(), transfer.get(), data));
     } else {
       read_into(data, memory_space.get(), file_space.get());

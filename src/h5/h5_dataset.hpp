@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "h5/h5_file.hpp"
 #include "h5/h5_id.hpp"
+#include "h5/h5_object.hpp"
 
 namespace ddpt {
 
@@ -31,7 +31,9 @@ std::vector<ElementBox> element_boxes(const std::vector<int64_t>& shape, int64_t
 // what reading it may allocate.
 void check_stored_size(hid_t dataset, int64_t bytes, const std::string& where);
 
-class H5Dataset {
+class H5File;  // h5_file.hpp
+
+class H5Dataset : public H5Object {
  public:
   // Opens `name` in `file`. DataError naming the file and the object if it is missing, is not a
   // dataset, or holds a type ddptrain does not read (see h5_types.hpp).
@@ -54,7 +56,6 @@ class H5Dataset {
   const std::string& stored_type() const { return stored_type_; }  // "uint16", "float32", ...
   const std::string& name() const { return name_; }
   std::string where() const;  // "'file.h5' dataset 'inputs'", for messages
-  hid_t id() const { return dataset_.get(); }
 
   // Rows `sorted_rows` (ascending, no repeats) as one tensor [n, shape[1:]...]; one read of a
   // union of hyperslabs, consecutive rows merged into one block.
@@ -88,7 +89,6 @@ class H5Dataset {
   // failure.
   void read_into(void* out, hid_t memory_space, hid_t file_space) const;
 
-  H5Id dataset_;
   std::vector<int64_t> shape_;
   torch::ScalarType dtype_ = torch::kFloat;
   std::string stored_type_;

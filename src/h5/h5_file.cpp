@@ -86,15 +86,15 @@ H5File H5File::open_read(const std::string& path) {
 }
 
 void H5File::close() {
-  DDPT_CHECK_H5(H5Fclose(file_.abandon()));
+  DDPT_CHECK_H5(H5Fclose(id_.abandon()));
 }
 
 void H5File::flush() {
-  DDPT_CHECK_H5(H5Fflush(file_.get(), H5F_SCOPE_LOCAL));
+  DDPT_CHECK_H5(H5Fflush(id_.get(), H5F_SCOPE_LOCAL));
 }
 
 void H5File::start_swmr_write() {
-  DDPT_CHECK_H5(H5Fstart_swmr_write(file_.get()));
+  DDPT_CHECK_H5(H5Fstart_swmr_write(id_.get()));
 }
 
 }  // namespace ddpt

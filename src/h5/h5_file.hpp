@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "h5/h5_attribute.hpp"  // files carry attributes
-#include "h5/h5_group.hpp"      // and are the root group
+#include "h5/h5_dataset.hpp"  // what a node's methods return, complete for every user of a file
+#include "h5/h5_group.hpp"
 #include "h5/h5_id.hpp"
+#include "h5/h5_node.hpp"  // a file is its root group
+#include "h5/h5_series.hpp"
 
 namespace ddpt {
 
-class H5File {
+class H5File : public H5Node {
  public:
   // Creates (truncates) `path`. With `comm` set, the file uses the MPI-IO driver and the call is
   // collective over `comm`; MPI_COMM_NULL opens it from this process alone.
@@ -27,7 +29,6 @@ class H5File {
   // one whose job was killed) is opened as a single-writer/multiple-reader reader.
   static H5File open_read(const std::string& path);
 
-  hid_t id() const { return file_.get(); }
   const std::string& path() const { return path_; }
   // Writes buffered data to the file, so that a reader (or a killed job) sees it.
   void flush();
@@ -39,11 +40,10 @@ class H5File {
   void close();
   // Leaves the file open, forever: after a failed collective write, closing it (collective) would
   // wait for ranks that are elsewhere; the job is about to abort.
-  void abandon() noexcept { file_.abandon(); }
+  void abandon() noexcept { id_.abandon(); }
 
  private:
-  H5File(H5Id file, std::string path) : file_(std::move(file)), path_(std::move(path)) {}
-  H5Id file_;
+  H5File(H5Id file, std::string path) : H5Node(std::move(file)), path_(std::move(path)) {}
   std::string path_;
 };
 

@@ -6,12 +6,13 @@
 #include <vector>
 
 #include "h5/h5_id.hpp"
+#include "h5/h5_node.hpp"
 
 namespace ddpt {
 
 class H5Series {
  public:
-  enum class Type { kFloat64, kInt64 };
+  using Type = H5SeriesType;
 
   // Creates an empty series `name` under `parent`.
   static H5Series create(hid_t parent, const std::string& name, Type type);

@@ -38,7 +38,7 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
     shape[0] = 0;
     dataset.write_rows(0, torch::empty(shape, torch::TensorOptions().dtype(stored)));
   }
-  if (bf16) write_attribute(dataset.id(), kTorchDtypeAttribute, std::string("bfloat16"));
+  if (bf16) dataset.write_attribute(kTorchDtypeAttribute, std::string("bfloat16"));
 }
 
 void write_row(hid_t parent, const std::string& name, const torch::Tensor& row, int64_t index,
@@ -64,8 +64,8 @@ torch::Tensor read_tensor_part(hid_t parent, const std::string& name, int64_t fi
 torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   const H5Dataset dataset = H5Dataset::open(parent, name);
   const torch::Tensor out = dataset.read_all();
-  if (has_attribute(dataset.id(), kTorchDtypeAttribute) &&
-      read_string_attribute(dataset.id(), kTorchDtypeAttribute) == "bfloat16") {
+  if (dataset.has_attribute(kTorchDtypeAttribute) &&
+      dataset.read_string_attribute(kTorchDtypeAttribute) == "bfloat16") {
     return out.to(torch::kBFloat16);
   }
   return out;

@@ -11,7 +11,6 @@
 #include "h5/h5_check.hpp"
 #include "h5/h5_file.hpp"
 #include "h5/h5_lock.hpp"
-#include "h5/h5_tensor.hpp"
 #include "io/checkpoint_schema.hpp"
 #include "io/disk_space.hpp"
 #include "io/h5_state.hpp"
@@ -50,8 +49,8 @@ fs::path best_of(const std::vector<fs::path>& files) {
   for (const auto& file : files) {
     try {
       const H5File f = H5File::open_read(file.string());
-      if (!has_attribute(f.id(), schema::kEvalLoss)) continue;
-      const double loss = read_double_attribute(f.id(), schema::kEvalLoss);
+      if (!f.has_attribute(schema::kEvalLoss)) continue;
+      const double loss = f.read_double_attribute(schema::kEvalLoss);
       if (best.empty() || loss < best_loss) {
         best = file;
         best_loss = loss;
@@ -137,7 +136,7 @@ void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, 
     {
       const Hdf5Lock lock;
       file = H5File::create(staged.string(), group.comm());
-      root.emplace(H5Group::open(file->id(), "/"), group.rank(), group.size());
+      root.emplace(file->open_group("/"), group.rank(), group.size());
     }
     snapshot.replay(*root);  // locks per object
     const Hdf5Lock lock;
@@ -251,13 +250,23 @@ H5File open_checkpoint(const std::string& path) {
   }
 }
 
+// The checkpoint's root as a state reader, as every part of the training state reads it. The
+// weights are replicated tensors: no rank or world size plays a part in reading them.
+H5StateReader root_reader(const H5File& file, int rank, int world_size, int64_t saved_world_size) {
+  return H5StateReader(file.open_group("/"), rank, world_size, saved_world_size);
+}
+H5StateReader weights_reader(const H5File& file) {
+  return root_reader(file, 0, 1, 1);
+}
+
 // Checks that `root` is a complete checkpoint of this model and loads /model and /buffers.
-void load_weights(hid_t root, const std::vector<NamedTensor>& params,
+void load_weights(const StateReader& root, const std::vector<NamedTensor>& params,
                   const std::vector<NamedTensor>& buffers) {
-  if (!has_object(root, schema::kModel) || !schema::is_complete(root)) {
+  if (!root.has(schema::kModel) || !root.has(schema::kComplete) ||
+      root.int_scalar(schema::kComplete) != 1) {
     throw DataError("incomplete checkpoint", Raised::kAllRanks);
   }
-  const std::string signature = read_string_attribute(root, schema::kModelSignature);
+  const std::string signature = root.string_scalar(schema::kModelSignature);
   if (signature != model_signature(params, buffers)) {
     throw DataError("written for another model (model_signature differs: file has '" +
                         signature.substr(0, 120) + "...')",
@@ -265,10 +274,10 @@ void load_weights(hid_t root, const std::vector<NamedTensor>& params,
   }
   torch::NoGradGuard no_grad;
   auto load_group = [&](const char* group_name, const std::vector<NamedTensor>& tensors) {
-    const H5Group group = H5Group::open(root, group_name);
+    const std::unique_ptr<StateReader> group = root.group(group_name);
     for (const auto& t : tensors) {
-      t.tensor.copy_(stored_as(read_tensor(group.id(), t.name), t.tensor,
-                               std::string(group_name) + "/" + t.name));
+      t.tensor.copy_(
+          stored_as(group->tensor(t.name), t.tensor, std::string(group_name) + "/" + t.name));
     }
   };
   load_group(schema::kModel, params);
@@ -277,25 +286,26 @@ void load_weights(hid_t root, const std::vector<NamedTensor>& params,
 
 }  // namespace
 
-bool checkpoint_schema::is_complete(hid_t root) {
-  return has_attribute(root, kComplete) && read_int_attribute(root, kComplete) == 1;
+bool checkpoint_schema::is_complete(const H5Node& root) {
+  return root.has_attribute(kComplete) && root.read_int_attribute(kComplete) == 1;
 }
 
 int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
                            const std::vector<NamedTensor>& buffers, bool prefer_ema) {
   const H5File file = open_checkpoint(path);
   try {
-    load_weights(file.id(), params, buffers);
-    if (prefer_ema && has_object(file.id(), schema::kEma)) {
+    const H5StateReader root = weights_reader(file);
+    load_weights(root, params, buffers);
+    if (prefer_ema && root.has(schema::kEma)) {
       torch::NoGradGuard no_grad;
-      const H5Group ema = H5Group::open(file.id(), schema::kEma);
+      const std::unique_ptr<StateReader> ema = root.group(schema::kEma);
       for (const auto& p : params) {
-        if (has_object(ema.id(), p.name)) {
-          p.tensor.copy_(stored_as(read_tensor(ema.id(), p.name), p.tensor, "ema/" + p.name));
+        if (ema->has(p.name)) {
+          p.tensor.copy_(stored_as(ema->tensor(p.name), p.tensor, "ema/" + p.name));
         }
       }
     }
-    return read_int_attribute(file.id(), schema::kStep);
+    return root.int_scalar(schema::kStep);
   } catch (const Error& e) {
     throw e.in_context("checkpoint '" + path + "'");  // a one-rank error stays one rank's
   }
@@ -305,14 +315,13 @@ int64_t load_checkpoint(const std::string& path, const CheckpointContents& conte
                         int world_size) {
   const H5File file = open_checkpoint(path);
   try {
-    const hid_t root = file.id();
-    load_weights(root, contents.params, contents.buffers);
+    load_weights(weights_reader(file), contents.params, contents.buffers);
     if (contents.state) {
-      const H5StateReader reader(H5Group::open(root, "/"), rank, world_size,
-                                 read_int_attribute(root, schema::kWorldSize));
-      for (Checkpointed* part : contents.state->parts()) part->load(reader);
+      const H5StateReader root =
+          root_reader(file, rank, world_size, file.read_int_attribute(schema::kWorldSize));
+      for (Checkpointed* part : contents.state->parts()) part->load(root);
     }
-    return read_int_attribute(root, schema::kStep);
+    return file.read_int_attribute(schema::kStep);
   } catch (const Error& e) {
     throw e.in_context("checkpoint '" + path + "'");  // a one-rank error stays one rank's
   }
@@ -324,7 +333,7 @@ namespace {
 bool is_complete(const fs::path& file) {
   try {
     const H5File f = H5File::open_read(file.string());
-    return checkpoint_schema::is_complete(f.id());
+    return checkpoint_schema::is_complete(f);
   } catch (const Error&) {
     return false;
   }

@@ -3,9 +3,9 @@
 // checkpoint's own: root attributes and the model's groups.
 #pragma once
 
-#include <hdf5.h>
-
 #include <cstdint>
+
+#include "h5/h5_node.hpp"
 
 namespace ddpt::checkpoint_schema {
 
@@ -27,6 +27,6 @@ constexpr const char* kBuffers = "buffers";
 constexpr const char* kEma = "ema";
 
 // Whether `root` (an open checkpoint file) says it is complete: the attribute written last is 1.
-bool is_complete(hid_t root);
+bool is_complete(const H5Node& root);
 
 }  // namespace ddpt::checkpoint_schema

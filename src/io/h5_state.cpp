@@ -1,7 +1,6 @@
 #include "io/h5_state.hpp"
 
 #include "h5/h5_file.hpp"
-#include "h5/h5_tensor.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -11,59 +10,58 @@ H5StateWriter::H5StateWriter(H5Group group, int rank, int world_size)
 
 std::unique_ptr<StateWriter> H5StateWriter::group(const std::string& name) {
   // Several parts share a group (/loop): the first creates it, the others open it.
-  H5Group sub = has_object(group_.id(), name) ? H5Group::open(group_.id(), name)
-                                              : H5Group::create(group_.id(), name);
+  H5Group sub = group_.has(name) ? group_.open_group(name) : group_.create_group(name);
   return std::make_unique<H5StateWriter>(std::move(sub), rank_, world_size_);
 }
 
 void H5StateWriter::tensor(const std::string& name, const torch::Tensor& value) {
-  write_tensor(group_.id(), name, value, /*writer=*/rank_ == kReplicatedTensorRank);
+  group_.write_tensor(name, value, /*writer=*/rank_ == kReplicatedTensorRank);
 }
 
 void H5StateWriter::rank_row(const std::string& name, const torch::Tensor& row) {
-  write_row(group_.id(), name, row, rank_, world_size_);
+  group_.write_row(name, row, rank_, world_size_);
 }
 
 void H5StateWriter::tensor_part(const std::string& name, const std::vector<int64_t>& shape,
                                 int64_t first, const torch::Tensor& part) {
-  write_tensor_part(group_.id(), name, shape, first, part);
+  group_.write_tensor_part(name, shape, first, part);
 }
 
 void H5StateWriter::scalar(const std::string& name, int64_t value) {
-  write_attribute(group_.id(), name, value);
+  group_.write_attribute(name, value);
 }
 
 void H5StateWriter::scalar(const std::string& name, double value) {
-  write_attribute(group_.id(), name, value);
+  group_.write_attribute(name, value);
 }
 
 void H5StateWriter::scalar(const std::string& name, const std::string& value) {
-  write_attribute(group_.id(), name, value);
+  group_.write_attribute(name, value);
 }
 
 H5StateReader::H5StateReader(H5Group group, int rank, int world_size, int64_t saved_world_size)
     : StateReader(rank, world_size, saved_world_size), group_(std::move(group)) {}
 
 bool H5StateReader::has(const std::string& name) const {
-  return has_attribute(group_.id(), name) || has_object(group_.id(), name);
+  return group_.has_attribute(name) || group_.has(name);
 }
 
 std::unique_ptr<StateReader> H5StateReader::group(const std::string& name) const {
-  return std::make_unique<H5StateReader>(H5Group::open(group_.id(), name), rank(), world_size(),
+  return std::make_unique<H5StateReader>(group_.open_group(name), rank(), world_size(),
                                          saved_world_size());
 }
 
 torch::Tensor H5StateReader::tensor(const std::string& name) const {
-  return read_tensor(group_.id(), name);
+  return group_.read_tensor(name);
 }
 
 torch::Tensor H5StateReader::tensor_part(const std::string& name, int64_t first,
                                          int64_t count) const {
-  return read_tensor_part(group_.id(), name, first, count);
+  return group_.read_tensor_part(name, first, count);
 }
 
 torch::Tensor H5StateReader::rank_rows(const std::string& name) const {
-  const torch::Tensor rows = read_tensor(group_.id(), name);
+  const torch::Tensor rows = group_.read_tensor(name);
   if (rows.dim() < 1) {  // a damaged file (rows are written [ranks, ...])
     throw DataError("dataset '" + name + "' is a scalar, not one row per rank", Raised::kAllRanks);
   }
@@ -71,15 +69,15 @@ torch::Tensor H5StateReader::rank_rows(const std::string& name) const {
 }
 
 int64_t H5StateReader::int_scalar(const std::string& name) const {
-  return read_int_attribute(group_.id(), name);  // HDF5 converts the float64 of older files
+  return group_.read_int_attribute(name);  // HDF5 converts the float64 of older files
 }
 
 double H5StateReader::double_scalar(const std::string& name) const {
-  return read_double_attribute(group_.id(), name);
+  return group_.read_double_attribute(name);
 }
 
 std::string H5StateReader::string_scalar(const std::string& name) const {
-  return read_string_attribute(group_.id(), name);
+  return group_.read_string_attribute(name);
 }
 
 }  // namespace ddpt

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "h5/h5_dataset.hpp"
+#include "h5/h5_file.hpp"
 #include "h5/h5_series.hpp"
-#include "h5/h5_tensor.hpp"
 #include "io/checkpoint_schema.hpp"
+#include "io/metrics_schema.hpp"
 #include "io/metrics_writer.hpp"
+#include "io/predictions_schema.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -16,15 +18,15 @@ namespace schema = checkpoint_schema;
 
 // Reads every dataset under `group` (recursively), which verifies its checksum, and prints one
 // line per tensor. Returns the number of values.
-int64_t describe_tensors(hid_t group, const std::string& prefix, std::ostream& out) {
+int64_t describe_tensors(const H5Node& group, const std::string& prefix, std::ostream& out) {
   int64_t values = 0;
-  for (const auto& name : list_members(group)) {
-    const H5I_type_t type = object_type(group, name);
-    if (type == H5I_GROUP) {
-      const H5Group sub = H5Group::open(group, name);
-      values += describe_tensors(sub.id(), prefix + name + "/", out);
-    } else if (type == H5I_DATASET) {
-      const torch::Tensor t = read_tensor(group, name);
+  for (const auto& name : group.members()) {
+    const H5Kind kind = group.kind_of(name);
+    if (kind == H5Kind::kGroup) {
+      const H5Group sub = group.open_group(name);
+      values += describe_tensors(sub, prefix + name + "/", out);
+    } else if (kind == H5Kind::kDataset) {
+      const torch::Tensor t = group.read_tensor(name);
       out << fmt::format("    {:<40} [{}] {}\n", prefix + name, fmt::join(t.sizes(), ", "),
                          c10::toString(t.scalar_type()));
       values += t.numel();
@@ -34,33 +36,35 @@ int64_t describe_tensors(hid_t group, const std::string& prefix, std::ostream& o
 }
 
 void inspect_checkpoint(const H5File& file, std::ostream& out) {
-  const hid_t root = file.id();
+  const H5Node& root = file;
   out << fmt::format("{}: ddptrain checkpoint (format {}), {}\n", file.path(),
-                     read_int_attribute(root, schema::kFormatVersionAttribute),
+                     root.read_int_attribute(schema::kFormatVersionAttribute),
                      schema::is_complete(root) ? "complete" : "INCOMPLETE");
   out << fmt::format(
-      "  step {}, epoch {}, written by {} rank(s)\n", read_int_attribute(root, schema::kStep),
-      read_int_attribute(root, schema::kEpoch), read_int_attribute(root, schema::kWorldSize));
+      "  step {}, epoch {}, written by {} rank(s)\n", root.read_int_attribute(schema::kStep),
+      root.read_int_attribute(schema::kEpoch), root.read_int_attribute(schema::kWorldSize));
   for (const char* group : {schema::kModel, schema::kBuffers, "optimizer", "rng"}) {
-    if (!has_object(root, group)) continue;
-    const H5Group g = H5Group::open(root, group);
+    if (!root.has(group)) continue;
+    const H5Group g = root.open_group(group);
     out << fmt::format("  /{}\n", group);
-    const int64_t values = describe_tensors(g.id(), "", out);
+    const int64_t values = describe_tensors(g, "", out);
     out << fmt::format("    ({} values, checksums verified)\n", values);
   }
 }
 
 void inspect_predictions(const H5File& file, std::ostream& out) {
-  const hid_t root = file.id();
-  const H5Dataset predictions = H5Dataset::open(file, "predictions");
+  const H5Node& root = file;
+  const H5Dataset predictions = H5Dataset::open(file, predictions_schema::kPredictions);
   out << fmt::format("{}: ddptrain predictions ({}), {} rows x {} outputs, by {} rank(s)\n",
-                     file.path(), read_string_attribute(root, "task"), predictions.rows(),
+                     file.path(), root.read_string_attribute(predictions_schema::kTask),
+                     predictions.rows(),
                      predictions.shape().size() > 1 ? predictions.shape()[1] : 1,
-                     read_int_attribute(root, "world_size"));
+                     root.read_int_attribute(predictions_schema::kWorldSize));
   out << fmt::format("  checkpoint {} (step {})\n  input {} dataset '{}'\n",
-                     read_string_attribute(root, "checkpoint"), read_int_attribute(root, "step"),
-                     read_string_attribute(root, "input"),
-                     read_string_attribute(root, "input_dataset"));
+                     root.read_string_attribute(predictions_schema::kCheckpoint),
+                     root.read_int_attribute(predictions_schema::kStep),
+                     root.read_string_attribute(predictions_schema::kInput),
+                     root.read_string_attribute(predictions_schema::kInputDataset));
   const int64_t values = describe_tensors(root, "", out);
   out << fmt::format("  ({} values, checksums verified)\n", values);
 }
@@ -73,18 +77,20 @@ std::string last_value(const std::vector<double>& column) {
 }
 
 void inspect_metrics(const H5File& file, std::ostream& out) {
-  const hid_t root = file.id();
+  const H5Node& root = file;
   out << fmt::format(
       "{}: ddptrain metrics, ddptrain {}, {} rank(s) on {} node(s), {} / {}, "
       "created {}\n",
-      file.path(), read_string_attribute(root, "ddptrain_version"),
-      read_int_attribute(root, "world_size"), read_int_attribute(root, "nodes"),
-      read_string_attribute(root, "device"), read_string_attribute(root, "backend"),
-      read_string_attribute(root, "created"));
-  const H5Group train = H5Group::open(root, "train");
+      file.path(), root.read_string_attribute(metrics_schema::kVersion),
+      root.read_int_attribute(metrics_schema::kWorldSize),
+      root.read_int_attribute(metrics_schema::kNodes),
+      root.read_string_attribute(metrics_schema::kDevice),
+      root.read_string_attribute(metrics_schema::kBackend),
+      root.read_string_attribute(metrics_schema::kCreated));
+  const H5Group train = root.open_group(metrics_schema::kTrain);
   std::vector<std::vector<double>> columns;
   for (const auto& name : MetricsWriter::train_columns()) {
-    columns.push_back(H5Series::read_all(train.id(), name));
+    columns.push_back(train.read_series(name));
   }
   const size_t rows = columns.front().size();
   out << fmt::format("  /train: {} rows", rows);
@@ -97,15 +103,15 @@ void inspect_metrics(const H5File& file, std::ostream& out) {
     out << fmt::format(" {} {}", MetricsWriter::train_columns()[c], last_value(columns[c]));
   }
   out << "\n";
-  const H5Group eval = H5Group::open(root, "eval");
-  const std::vector<std::string> eval_names = list_members(eval.id());
-  const std::vector<double> eval_steps = H5Series::read_all(eval.id(), "step");
+  const H5Group eval = root.open_group(metrics_schema::kEval);
+  const std::vector<std::string> eval_names = eval.members();
+  const std::vector<double> eval_steps = eval.read_series(metrics_schema::kStep);
   out << fmt::format("  /eval: {} rows", eval_steps.size());
   if (!eval_steps.empty()) {
     out << fmt::format(", last at step {}:", eval_steps.back());
     for (const auto& name : eval_names) {
-      if (name == "step") continue;
-      out << fmt::format(" {} {}", name, last_value(H5Series::read_all(eval.id(), name)));
+      if (name == metrics_schema::kStep) continue;
+      out << fmt::format(" {} {}", name, last_value(eval.read_series(name)));
     }
   }
   out << "\n";
@@ -116,11 +122,11 @@ void inspect_metrics(const H5File& file, std::ostream& out) {
 void inspect_file(const std::string& path, std::ostream& out) {
   const H5File file = H5File::open_read(path);
   try {
-    if (has_object(file.id(), "predictions")) {
+    if (file.has(predictions_schema::kPredictions)) {
       inspect_predictions(file, out);
-    } else if (has_attribute(file.id(), schema::kModelSignature)) {
+    } else if (file.has_attribute(schema::kModelSignature)) {
       inspect_checkpoint(file, out);
-    } else if (has_object(file.id(), "train")) {
+    } else if (file.has(metrics_schema::kTrain)) {
       inspect_metrics(file, out);
     } else {
       throw DataError("not a ddptrain metrics, checkpoint or predictions file", Raised::kThisRank);

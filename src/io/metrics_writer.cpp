@@ -1,6 +1,6 @@
 #include "io/metrics_writer.hpp"
 
-#include "h5/h5_tensor.hpp"
+#include "io/metrics_schema.hpp"
 #include "io/staged_file.hpp"
 #include "util/error.hpp"
 
@@ -48,12 +48,11 @@ bool is_integer_column(const std::string& name) {
   return name == "step" || name == "epoch" || name == "skipped_steps";
 }
 
-std::vector<H5Series> create_series(hid_t group, const std::vector<std::string>& columns) {
+std::vector<H5Series> create_series(const H5Node& group, const std::vector<std::string>& columns) {
   std::vector<H5Series> series;
   for (const auto& column : columns) {
-    series.push_back(H5Series::create(
-        group, column,
-        is_integer_column(column) ? H5Series::Type::kInt64 : H5Series::Type::kFloat64));
+    series.push_back(group.create_series(
+        column, is_integer_column(column) ? H5SeriesType::kInt64 : H5SeriesType::kFloat64));
   }
   return series;
 }
@@ -63,12 +62,12 @@ std::vector<std::vector<double>> rows_up_to(const H5File& file, const std::strin
                                             const std::vector<std::string>& columns,
                                             int64_t last_step) {
   std::vector<std::vector<double>> kept(columns.size());
-  if (!has_object(file.id(), group)) return kept;
-  const H5Group g = H5Group::open(file.id(), group);
-  const std::vector<double> steps = H5Series::read_all(g.id(), "step");
+  if (!file.has(group)) return kept;
+  const H5Group g = file.open_group(group);
+  const std::vector<double> steps = g.read_series(metrics_schema::kStep);
   for (size_t c = 0; c < columns.size(); ++c) {
-    if (!has_object(g.id(), columns[c])) continue;
-    const std::vector<double> values = H5Series::read_all(g.id(), columns[c]);
+    if (!g.has(columns[c])) continue;
+    const std::vector<double> values = g.read_series(columns[c]);
     for (size_t r = 0; r < values.size() && r < steps.size(); ++r) {
       if (steps[r] <= static_cast<double>(last_step)) kept[c].push_back(values[r]);
     }
@@ -115,19 +114,19 @@ std::vector<std::string> MetricsWriter::eval_columns(Task task) {
 
 MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
     : file_(H5File::create_for_swmr(path)), task_(run.task) {
-  const hid_t root = file_.id();
-  write_attribute(root, "ddptrain_version", run.version);
-  write_attribute(root, "created", utc_now_iso8601());
-  write_attribute(root, "world_size", run.world_size);
-  write_attribute(root, "nodes", run.nodes);
-  write_attribute(root, "device", run.device);
-  write_attribute(root, "backend", run.backend);
-  write_attribute(root, "config", run.config);
-  write_attribute(root, "task", std::string(task_name(run.task)));
-  const H5Group train = H5Group::create(root, "train");
-  train_series_ = create_series(train.id(), train_columns());
-  const H5Group eval = H5Group::create(root, "eval");
-  eval_series_ = create_series(eval.id(), eval_columns(run.task));
+  const H5Node& root = file_;
+  root.write_attribute(metrics_schema::kVersion, run.version);
+  root.write_attribute(metrics_schema::kCreated, utc_now_iso8601());
+  root.write_attribute(metrics_schema::kWorldSize, run.world_size);
+  root.write_attribute(metrics_schema::kNodes, run.nodes);
+  root.write_attribute(metrics_schema::kDevice, run.device);
+  root.write_attribute(metrics_schema::kBackend, run.backend);
+  root.write_attribute(metrics_schema::kConfig, run.config);
+  root.write_attribute(metrics_schema::kTask, std::string(task_name(run.task)));
+  const H5Group train = root.create_group(metrics_schema::kTrain);
+  train_series_ = create_series(train, train_columns());
+  const H5Group eval = root.create_group(metrics_schema::kEval);
+  eval_series_ = create_series(eval, eval_columns(run.task));
 }
 
 std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string& path,
@@ -155,11 +154,12 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::s
   std::vector<std::vector<double>> eval_rows;
   {
     const H5File old = H5File::open_read(path);  // also a killed job's file, still in SWMR mode
-    train_rows = rows_up_to(old, "train", train_columns(), resume_step - resume_step % log_every);
-    eval_rows = rows_up_to(old, "eval", eval_columns(run.task), resume_step);
+    train_rows = rows_up_to(old, metrics_schema::kTrain, train_columns(),
+                            resume_step - resume_step % log_every);
+    eval_rows = rows_up_to(old, metrics_schema::kEval, eval_columns(run.task), resume_step);
   }
   std::unique_ptr<MetricsWriter> writer(new MetricsWriter(staging_path(path).string(), run));
-  write_attribute(writer->file_.id(), "resumed_at_step", resume_step);
+  writer->file_.write_attribute(metrics_schema::kResumedAtStep, resume_step);
   append_rows(writer->train_series_, train_columns(), train_rows);
   append_rows(writer->eval_series_, eval_columns(run.task), eval_rows);
   writer->file_.start_swmr_write();  // flushes everything written so far

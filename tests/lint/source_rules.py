@@ -9,6 +9,10 @@
    string helpers of runtime/gather_strings.hpp): ranks agree through comm/host_group.hpp, whose
    collectives the watchdog watches, so a rank that never arrives ends the job with exit code 5
    naming it instead of leaving the others waiting.
+4. HDF5: outside h5/, no HDF5 identifier, type or constant and no <hdf5.h>: files, groups and
+   datasets are objects (h5/h5_object.hpp, h5/h5_node.hpp) whose methods make the HDF5 calls.
+   h5probe/ is the exception: the probe program walks a file with the C library alone, in a
+   process of its own, on purpose (h5/h5_probe.hpp).
 
 Usage: source_rules.py SRC_DIR. Prints every violation; exit status 1 if there is one.
 """
@@ -23,6 +27,9 @@ PEERS = {frozenset({"comm", "h5"})}
 MAX_LINES = 60
 EXEMPT_FUNCTIONS = {("config/parse_config.cpp", "make_table")}
 COLLECTIVE_LAYERS = {"comm", "runtime"}
+HDF5_DIRECTORIES = {"h5", "h5probe"}
+RAW_HDF5 = re.compile(r"\b(hid_t|hsize_t|herr_t|htri_t|hdf5_id|H5[A-Z]_[A-Z0-9_]+)\b")
+HDF5_HEADER = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<(hdf5|H5[A-Za-z_]*)\.h>", re.M)
 RAW_COLLECTIVE = re.compile(
     r"\b(MPI_(?:I?(?:Allreduce|Reduce|Bcast|Barrier|Allgatherv?|Gatherv?|Scatterv?|Alltoallv?|"
     r"Reduce_scatter(?:_block)?|Scan|Exscan)|Comm_dup|Comm_split(?:_type)?|Comm_create)"
@@ -71,6 +78,17 @@ def long_functions(path, text):
     return found
 
 
+def raw_hdf5(relative, text):
+    """Rule 4: every HDF5 identifier, type, constant or header outside h5/."""
+    found = [f"{relative}:{text.count(chr(10), 0, m.start()) + 1}: <{m.group(1)}.h> outside h5/"
+             for m in HDF5_HEADER.finditer(text)]
+    for i, row in enumerate(blank_comments_and_strings(text).split("\n"), 1):
+        for match in RAW_HDF5.finditer(row):
+            found.append(f"{relative}:{i}: {match.group(1)} outside h5/: use the objects of "
+                         f"h5/h5_node.hpp and h5/h5_object.hpp")
+    return found
+
+
 def main():
     src = pathlib.Path(sys.argv[1])
     problems = []
@@ -95,6 +113,8 @@ def main():
                     problems.append(f"{relative}:{i}: {match.group(1)} outside comm/ and "
                                     f"runtime/: agree through HostGroup (comm/host_group.hpp), "
                                     f"which the watchdog watches")
+        if layer not in HDF5_DIRECTORIES:
+            problems += raw_hdf5(relative, text)
         for first, lines, header in long_functions(path, text):
             name = re.sub(r"\(.*", "", header).split()[-1].split("::")[-1]
             if (relative, name) in EXEMPT_FUNCTIONS:

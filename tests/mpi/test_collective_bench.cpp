@@ -2,6 +2,8 @@
 // nccl-tests' figures, and a backend that returns wrong values is caught, not timed.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "comm/collective_bench.hpp"
 #include "comm/mpi_comm.hpp"
 #include "util/error.hpp"
@@ -97,7 +99,7 @@ class OffByOneAllReduce final : public Communicator {
   torch::Device device() const override { return inner_.device(); }
   std::shared_ptr<Work> all_reduce_async(torch::Tensor tensor, ReduceOp op) override {
     inner_.all_reduce_async(tensor, op)->wait();
-    if (rank() == size() - 1 && (!only_shared_ || inner_.in_shared_memory(tensor))) tensor.add_(1);
+    if (rank() == size() - 1 && (!only_shared_ || in_shared_memory(inner_, tensor))) tensor.add_(1);
     return inner_.all_reduce_async(torch::zeros({1}), ReduceOp::kSum);  // a finished Work
   }
   std::shared_ptr<Work> reduce_scatter_async(torch::Tensor input, torch::Tensor output) override {
@@ -114,8 +116,9 @@ class OffByOneAllReduce final : public Communicator {
   torch::Tensor allocate_buffer(int64_t numel, const torch::TensorOptions& options) override {
     return inner_.allocate_buffer(numel, options);
   }
-  bool in_shared_memory(const torch::Tensor& buffer) const override {
-    return inner_.in_shared_memory(buffer);
+  NodeSharedMemory* node_shared_memory() override { return inner_.node_shared_memory(); }
+  const NodeSharedMemory* node_shared_memory() const override {
+    return std::as_const(inner_).node_shared_memory();
   }
 
  private:

@@ -6,6 +6,7 @@
 
 #include "comm/mpi_comm.hpp"
 #include "runtime/topology.hpp"
+#include "util/error.hpp"
 
 namespace ddpt {
 namespace {

@@ -25,12 +25,12 @@ class CheckpointedObjects : public ::testing::Test {
 
   void save(const std::vector<const ddpt::Checkpointed*>& parts) {
     H5File file = H5File::create(path_.string());
-    H5StateWriter writer(H5Group::open(file.id(), "/"), /*rank=*/0, /*world_size=*/1);
+    H5StateWriter writer(file.open_group("/"), /*rank=*/0, /*world_size=*/1);
     for (const auto* part : parts) part->save(writer);
   }
   void load(const std::vector<ddpt::Checkpointed*>& parts) {
     const H5File file = H5File::open_read(path_.string());
-    const H5StateReader reader(H5Group::open(file.id(), "/"), 0, 1, 1);
+    const H5StateReader reader(file.open_group("/"), 0, 1, 1);
     for (auto* part : parts) part->load(reader);
   }
   std::filesystem::path path_;
@@ -65,12 +65,12 @@ TEST_F(CheckpointedObjects, CountersAndScalesContinueWhereTheyWereSaved) {
 TEST_F(CheckpointedObjects, CountersSavedAsFloatsByEarlierVersionsLoad) {
   {
     H5File file = H5File::create(path_.string());
-    const H5Group loop = H5Group::create(file.id(), "loop");
-    write_attribute(loop.id(), "loss_scale", 512.0);
-    write_attribute(loop.id(), "loss_scale_good_steps", 2.0);
-    write_attribute(loop.id(), "spike_mean", 3.0);
-    write_attribute(loop.id(), "spike_seen", 5.0);
-    write_attribute(loop.id(), "spike_lr_factor", 0.25);
+    const H5Group loop = file.create_group("loop");
+    loop.write_attribute("loss_scale", 512.0);
+    loop.write_attribute("loss_scale_good_steps", 2.0);
+    loop.write_attribute("spike_mean", 3.0);
+    loop.write_attribute("spike_seen", 5.0);
+    loop.write_attribute("spike_lr_factor", 0.25);
   }
   LossScaler scaler(1, 3, 0.5);
   TrainConfig train;
@@ -90,7 +90,7 @@ TEST_F(CheckpointedObjects, TheMovingAverageStartsAtTheWeightsOfACheckpointWitho
   Ema ema({{"w", w}}, 0.9);
   {
     H5File file = H5File::create(path_.string());
-    H5StateWriter writer(H5Group::open(file.id(), "/"), 0, 1);
+    H5StateWriter writer(file.open_group("/"), 0, 1);
     writer.group("model")->tensor("w", torch::full({2, 2}, 3.0));
   }
   load({&ema});

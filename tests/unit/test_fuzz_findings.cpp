@@ -122,8 +122,8 @@ TEST_F(FuzzFindings, RowsTooLargeToAllocateAreADataError) {
       const H5Id space(H5Screate_simple(2, dims, nullptr));
       const H5Id properties(H5Pcreate(H5P_DATASET_CREATE));
       ASSERT_GE(H5Pset_chunk(properties.get(), 2, chunk), 0);  // nothing stored until written
-      const H5Id dataset(H5Dcreate2(file.id(), name, H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT,
-                                    properties.get(), H5P_DEFAULT));
+      const H5Id dataset(H5Dcreate2(file.hdf5_id(), name, H5T_NATIVE_FLOAT, space.get(),
+                                    H5P_DEFAULT, properties.get(), H5P_DEFAULT));
       ASSERT_TRUE(dataset.valid()) << name;
     };
     add("inputs", 8);
@@ -152,14 +152,14 @@ TEST_F(FuzzFindings, ArrayAttributeIsNotReadIntoOneValue) {
     const H5File file = H5File::create(path("a.h5"));
     const hsize_t count = 1000;
     const H5Id space(H5Screate_simple(1, &count, nullptr));
-    const H5Id attribute(H5Acreate2(file.id(), "world_size", H5T_NATIVE_INT64, space.get(),
+    const H5Id attribute(H5Acreate2(file.hdf5_id(), "world_size", H5T_NATIVE_INT64, space.get(),
                                     H5P_DEFAULT, H5P_DEFAULT));
     const std::vector<int64_t> values(count, 7);
     ASSERT_GE(H5Awrite(attribute.get(), H5T_NATIVE_INT64, values.data()), 0);
   }
   const H5File file = H5File::open_read(path("a.h5"));
   try {
-    const int64_t value = read_int_attribute(file.id(), "world_size");
+    const int64_t value = file.read_int_attribute("world_size");
     FAIL() << "read one value of 1000: " << value;
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("holds 1000 values"), std::string::npos) << e.what();
@@ -173,11 +173,11 @@ TEST_F(FuzzFindings, ArrayAttributeIsNotReadIntoOneValue) {
 TEST_F(FuzzFindings, DatasetLargerThanItsStorageIsNotReadWhole) {
   {
     const H5File file = H5File::create(path("c.h5"));
-    H5Dataset::create(file.id(), "w", torch::kFloat, {int64_t{1} << 25});  // 128 MiB, not written
+    file.create_dataset("w", torch::kFloat, {int64_t{1} << 25});  // 128 MiB, not written
   }
   const H5File file = H5File::open_read(path("c.h5"));
   try {
-    const torch::Tensor t = read_tensor(file.id(), "w");
+    const torch::Tensor t = file.read_tensor("w");
     FAIL() << "read " << t.numel() << " values the file does not store";
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("claims 134217728 bytes"), std::string::npos) << e.what();
@@ -208,14 +208,14 @@ TEST_F(FuzzFindings, EmptyMetricsColumnIsPrintedNotDereferenced) {
   {
     const H5File file = H5File::create(path("m.h5"));
     for (const char* name : {"ddptrain_version", "device", "backend", "created"}) {
-      write_attribute(file.id(), name, std::string("x"));
+      file.write_attribute(name, std::string("x"));
     }
-    write_attribute(file.id(), "world_size", int64_t{1});
-    write_attribute(file.id(), "nodes", int64_t{1});
+    file.write_attribute("world_size", int64_t{1});
+    file.write_attribute("nodes", int64_t{1});
     for (const char* group_name : {"train", "eval"}) {
-      const H5Group group = H5Group::create(file.id(), group_name);
+      const H5Group group = file.create_group(group_name);
       for (const auto& column : MetricsWriter::train_columns()) {
-        H5Series series = H5Series::create(group.id(), column, H5Series::Type::kFloat64);
+        H5Series series = group.create_series(column, H5Series::Type::kFloat64);
         if (column != "loss") series.append(10);  // one row, but no loss
       }
     }
@@ -244,11 +244,11 @@ TEST_F(FuzzFindings, CheckpointTensorOfAnotherSizeIsADataError) {
                                            {"bias", torch::ones({2})}};
   {
     H5File file = H5File::create(path("ckpt.h5"));
-    H5StateWriter root(H5Group::open(file.id(), "/"), 0, 1);
+    H5StateWriter root(file.open_group("/"), 0, 1);
     save_state(root, 1, 0, CheckpointContents{params, {}, "", nullptr}, 1, std::nullopt);
-    const H5Group model = H5Group::open(file.id(), "model");
-    ASSERT_GE(H5Ldelete(model.id(), "bias", H5P_DEFAULT), 0);
-    write_tensor(model.id(), "bias", torch::zeros({3}), /*writer=*/true);
+    const H5Group model = file.open_group("model");
+    ASSERT_GE(H5Ldelete(model.hdf5_id(), "bias", H5P_DEFAULT), 0);
+    model.write_tensor("bias", torch::zeros({3}), /*writer=*/true);
   }
   try {
     load_model_weights(path("ckpt.h5"), params, {}, /*prefer_ema=*/false);
@@ -283,11 +283,11 @@ TEST_F(FuzzFindings, DamagedLogWindowIsADataError) {
 TEST_F(FuzzFindings, DamagedRngRowIsADataError) {
   {
     H5File file = H5File::create(path("rng.h5"));
-    const H5Group rng = H5Group::create(file.id(), "rng");
-    write_tensor(rng.id(), "torch_cpu", torch::zeros({1, 10}, torch::kUInt8), /*writer=*/true);
+    const H5Group rng = file.create_group("rng");
+    rng.write_tensor("torch_cpu", torch::zeros({1, 10}, torch::kUInt8), /*writer=*/true);
   }
   const H5File file = H5File::open_read(path("rng.h5"));
-  const H5StateReader root(H5Group::open(file.id(), "/"), 0, 1, 1);
+  const H5StateReader root(file.open_group("/"), 0, 1, 1);
   CpuRngState rng;
   try {
     rng.load(root);

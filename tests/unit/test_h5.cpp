@@ -29,11 +29,11 @@ class H5 : public ::testing::Test {
 TEST_F(H5, SeriesAndAttributesRoundTrip) {
   {
     H5File file = H5File::create(path("a.h5"));
-    write_attribute(file.id(), "name", std::string("run α"));
-    write_attribute(file.id(), "world_size", int64_t{3});
-    const H5Group group = H5Group::create(file.id(), "train");
-    H5Series loss = H5Series::create(group.id(), "loss", H5Series::Type::kFloat64);
-    H5Series step = H5Series::create(group.id(), "step", H5Series::Type::kInt64);
+    file.write_attribute("name", std::string("run α"));
+    file.write_attribute("world_size", int64_t{3});
+    const H5Group group = file.create_group("train");
+    H5Series loss = group.create_series("loss", H5Series::Type::kFloat64);
+    H5Series step = group.create_series("step", H5Series::Type::kInt64);
     for (int i = 0; i < 2500; ++i) {  // more than one chunk
       loss.append(1.0 / (i + 1));
       step.append(i);
@@ -41,11 +41,11 @@ TEST_F(H5, SeriesAndAttributesRoundTrip) {
     EXPECT_EQ(loss.size(), 2500);
   }
   H5File file = H5File::open_read(path("a.h5"));
-  EXPECT_EQ(read_string_attribute(file.id(), "name"), "run α");
-  EXPECT_EQ(read_int_attribute(file.id(), "world_size"), 3);
-  const H5Group group = H5Group::open(file.id(), "train");
-  const auto loss = H5Series::read_all(group.id(), "loss");
-  const auto step = H5Series::read_all(group.id(), "step");
+  EXPECT_EQ(file.read_string_attribute("name"), "run α");
+  EXPECT_EQ(file.read_int_attribute("world_size"), 3);
+  const H5Group group = file.open_group("train");
+  const auto loss = group.read_series("loss");
+  const auto step = group.read_series("step");
   ASSERT_EQ(loss.size(), 2500u);
   ASSERT_EQ(step.size(), 2500u);
   EXPECT_DOUBLE_EQ(loss[0], 1.0);
@@ -73,7 +73,7 @@ TEST_F(H5, MissingAndCorruptFilesNameTheFile) {
 TEST_F(H5, FailedCallCarriesTheHdf5ErrorStack) {
   H5File file = H5File::create(path("b.h5"));
   try {
-    H5Group::open(file.id(), "no_such_group");
+    file.open_group("no_such_group");
     FAIL() << "no error for a missing group";
   } catch (const H5Error& e) {
     const std::string message = e.what();
@@ -110,18 +110,18 @@ TEST_F(H5, TensorPartsFillAMultiDimensionalDatasetInRowMajorOrder) {
     H5File file = H5File::create(path("parts.h5"));
     for (size_t k = 0; k < runs.size(); ++k) {
       const auto [first, count] = runs[k];
-      write_tensor_part(file.id(), "t" + std::to_string(k), {3, 4, 5}, first,
-                        whole.view(-1).narrow(0, first, count));
+      file.write_tensor_part("t" + std::to_string(k), {3, 4, 5}, first,
+                             whole.view(-1).narrow(0, first, count));
     }
-    H5Dataset dataset = H5Dataset::create(file.id(), "all", torch::kFloat, {3, 4, 5});
+    H5Dataset dataset = file.create_dataset("all", torch::kFloat, {3, 4, 5});
     for (const auto& [first, count] : runs) {
       dataset.write_elements(first, whole.view(-1).narrow(0, first, count));
     }
   }
   const H5File file = H5File::open_read(path("parts.h5"));
-  EXPECT_TRUE(torch::equal(read_tensor(file.id(), "all"), whole));
+  EXPECT_TRUE(torch::equal(file.read_tensor("all"), whole));
   for (const auto& [first, count] : runs) {
-    EXPECT_TRUE(torch::equal(read_tensor_part(file.id(), "all", first, count),
+    EXPECT_TRUE(torch::equal(file.read_tensor_part("all", first, count),
                              whole.view(-1).narrow(0, first, count)))
         << "elements " << first << " + " << count;
   }
@@ -141,7 +141,7 @@ TEST_F(H5, TensorPartsFillAMultiDimensionalDatasetInRowMajorOrder) {
     }
   }
   // Each single-run dataset holds its run where it belongs.
-  const torch::Tensor second = read_tensor(file.id(), "t1").view(-1);
+  const torch::Tensor second = file.read_tensor("t1").view(-1);
   EXPECT_TRUE(torch::equal(second.narrow(0, 7, 26), whole.view(-1).narrow(0, 7, 26)));
 }
 
@@ -154,12 +154,12 @@ TEST_F(H5, Fletcher32SumsAreDdptrains) {
   const uint64_t before = hdf5_fletcher32_calls();
   {
     const H5File file = H5File::create(path("a.h5"));
-    write_tensor(file.id(), "values", values, true);
+    file.write_tensor("values", values, true);
   }
   const uint64_t after_write = hdf5_fletcher32_calls();
   EXPECT_GE(after_write - before, 3u) << "HDF5's filter did not call ddptrain's sum on writing";
   const H5File file = H5File::open_read(path("a.h5"));
-  EXPECT_TRUE(torch::equal(read_tensor(file.id(), "values"), values));
+  EXPECT_TRUE(torch::equal(file.read_tensor("values"), values));
   EXPECT_GE(hdf5_fletcher32_calls() - after_write, 3u) << "nor on reading";
   EXPECT_NE(hdf5_checksum_text().find("sums by ddptrain ("), std::string::npos)
       << hdf5_checksum_text();
@@ -171,12 +171,13 @@ torch::Tensor read_stored_fletcher32_chunk(const std::string& file_path,
                                            const std::vector<uint8_t>& chunk) {
   {
     const H5File file = H5File::create(file_path);
-    const H5Dataset dataset = H5Dataset::create(file.id(), "values", torch::kUInt8, {12});
+    const H5Dataset dataset = file.create_dataset("values", torch::kUInt8, {12});
     const hsize_t offset[1] = {0};
-    DDPT_CHECK_H5(H5Dwrite_chunk(dataset.id(), H5P_DEFAULT, 0, offset, chunk.size(), chunk.data()));
+    DDPT_CHECK_H5(
+        H5Dwrite_chunk(dataset.hdf5_id(), H5P_DEFAULT, 0, offset, chunk.size(), chunk.data()));
   }
   const H5File file = H5File::open_read(file_path);
-  return read_tensor(file.id(), "values");
+  return file.read_tensor("values");
 }
 
 TEST_F(H5, Fletcher32ReadsTheOldByteOrderAndRefusesAWrongSum) {

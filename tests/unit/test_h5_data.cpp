@@ -33,11 +33,11 @@ class H5Data : public ::testing::Test {
     H5File f = H5File::create(path(file));
     inputs_ = torch::randn({rows, 3, 2});
     targets_ = torch::randint(0, 4, {rows}, torch::kLong);
-    H5Dataset x = H5Dataset::create(f.id(), "x", torch::kFloat, inputs_.sizes().vec());
+    H5Dataset x = f.create_dataset("x", torch::kFloat, inputs_.sizes().vec());
     x.write_rows(0, inputs_);
-    H5Dataset y = H5Dataset::create(f.id(), "y", torch::kLong, {rows}, H5T_STD_U16LE);
+    H5Dataset y = f.create_dataset("y", torch::kLong, {rows}, H5StoredAs::kUint16);
     y.write_rows(0, targets_);
-    write_attribute(y.id(), "classes", int64_t{4});
+    y.write_attribute("classes", int64_t{4});
   }
 
   // Runs `make` and returns the DataError message (empty if none was thrown).
@@ -66,19 +66,19 @@ TEST_F(H5Data, TensorDtypesRoundTripAndNarrowTypesAreWidened) {
   const torch::Tensor ids = torch::randint(0, 70000, {100}, torch::kLong);
   {
     H5File f = H5File::create(path("types.h5"));
-    write_tensor(f.id(), "bf16", bf16, true);
-    write_tensor(f.id(), "i32", i32, true);
-    write_tensor(f.id(), "u8", u8, true);
-    H5Dataset::create(f.id(), "u16", torch::kLong, {100}, H5T_STD_U16LE)
+    f.write_tensor("bf16", bf16, true);
+    f.write_tensor("i32", i32, true);
+    f.write_tensor("u8", u8, true);
+    f.create_dataset("u16", torch::kLong, {100}, H5StoredAs::kUint16)
         .write_rows(0, ids.remainder(65536));
-    H5Dataset::create(f.id(), "u32", torch::kLong, {100}, H5T_STD_U32LE).write_rows(0, ids);
+    f.create_dataset("u32", torch::kLong, {100}, H5StoredAs::kUint32).write_rows(0, ids);
   }
   H5File f = H5File::open_read(path("types.h5"));
-  const torch::Tensor bf16_back = read_tensor(f.id(), "bf16");
+  const torch::Tensor bf16_back = f.read_tensor("bf16");
   EXPECT_EQ(bf16_back.scalar_type(), torch::kBFloat16);  // stored as float32, marked bf16
   EXPECT_TRUE(torch::equal(bf16_back, bf16));
-  EXPECT_TRUE(torch::equal(read_tensor(f.id(), "i32"), i32));
-  EXPECT_TRUE(torch::equal(read_tensor(f.id(), "u8"), u8));
+  EXPECT_TRUE(torch::equal(f.read_tensor("i32"), i32));
+  EXPECT_TRUE(torch::equal(f.read_tensor("u8"), u8));
   const H5Dataset u16 = H5Dataset::open(f, "u16");
   EXPECT_EQ(u16.stored_type(), "uint16");
   EXPECT_EQ(u16.dtype(), torch::kInt);
@@ -112,8 +112,8 @@ TEST_F(H5Data, RowReadsReturnExactlyTheRowsAskedForInTheirOrder) {
 TEST_F(H5Data, RegressionTargetsAreFloatRows) {
   {
     H5File f = H5File::create(path("reg.h5"));
-    write_tensor(f.id(), "inputs", torch::randn({50, 4}), true);
-    write_tensor(f.id(), "targets", torch::randn({50}, torch::kDouble), true);
+    f.write_tensor("inputs", torch::randn({50, 4}), true);
+    f.write_tensor("targets", torch::randn({50}, torch::kDouble), true);
   }
   H5ArrayDataset data(path("reg.h5"), "inputs", "targets", 10);
   EXPECT_EQ(data.info().task, Task::kRegression);
@@ -126,19 +126,18 @@ TEST_F(H5Data, RegressionTargetsAreFloatRows) {
 TEST_F(H5Data, FilesThatDoNotFitNameTheFileAndTheObject) {
   {
     H5File f = H5File::create(path("bad.h5"));
-    write_tensor(f.id(), "inputs", torch::randn({10, 4}), true);
-    write_tensor(f.id(), "flat", torch::randn({10}), true);
-    write_tensor(f.id(), "short", torch::randint(0, 3, {9}, torch::kLong), true);
-    write_tensor(f.id(), "labels2d", torch::randint(0, 3, {10, 2}, torch::kLong), true);
-    write_tensor(f.id(), "labels", torch::tensor({0, 1, 2, 7, 0, 1, 2, 0, 1, 2}, torch::kLong),
-                 true);
-    write_attribute(f.id(), "text", std::string("x"));
+    f.write_tensor("inputs", torch::randn({10, 4}), true);
+    f.write_tensor("flat", torch::randn({10}), true);
+    f.write_tensor("short", torch::randint(0, 3, {9}, torch::kLong), true);
+    f.write_tensor("labels2d", torch::randint(0, 3, {10, 2}, torch::kLong), true);
+    f.write_tensor("labels", torch::tensor({0, 1, 2, 7, 0, 1, 2, 0, 1, 2}, torch::kLong), true);
+    f.write_attribute("text", std::string("x"));
     // A dataset of strings: a type ddptrain does not read.
     H5Id type(H5Tcopy(H5T_C_S1));
     H5Tset_size(type.get(), 8);
     const hsize_t n = 10;
     H5Id space(H5Screate_simple(1, &n, nullptr));
-    H5Id strings(H5Dcreate2(f.id(), "names", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
+    H5Id strings(H5Dcreate2(f.hdf5_id(), "names", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
                             H5P_DEFAULT));
   }
   const std::string file = path("bad.h5");
@@ -168,9 +167,9 @@ TEST_F(H5Data, TokenWindowsAreShiftedByOne) {
   const torch::Tensor stream = torch::arange(0, 103, torch::kLong).remainder(50);
   {
     H5File f = H5File::create(path("tok.h5"));
-    H5Dataset d = H5Dataset::create(f.id(), "tokens", torch::kLong, {103}, H5T_STD_U16LE);
+    H5Dataset d = f.create_dataset("tokens", torch::kLong, {103}, H5StoredAs::kUint16);
     d.write_rows(0, stream);
-    write_attribute(d.id(), "vocab", int64_t{50});
+    d.write_attribute("vocab", int64_t{50});
   }
   TokenStream tokens(path("tok.h5"), "tokens", /*block=*/8, /*stride=*/8, /*vocab_if_unset=*/0);
   EXPECT_EQ(tokens.size(), (103 - 8 - 1) / 8 + 1);  // 12 windows; the last ends at token 96

@@ -33,7 +33,7 @@ std::string reference_path() {
 }
 
 double scalar(const H5File& file, const std::string& name) {
-  return read_tensor(file.id(), name).to(torch::kDouble)[0].item<double>();
+  return file.read_tensor(name).to(torch::kDouble)[0].item<double>();
 }
 
 // The worst element over all steps: by how much it exceeds the tolerance (<= 0: within), where.
@@ -51,16 +51,16 @@ std::ostream& operator<<(std::ostream& out, const Worst& w) {
 
 // Our optimizer from `config` through the reference's steps, compared with `group`'s results.
 Worst compare(const OptimConfig& config, const H5File& file, const std::string& group) {
-  const torch::Tensor weight = read_tensor(file.id(), "initial/weight").clone();
-  const torch::Tensor bias = read_tensor(file.id(), "initial/bias").clone();
+  const torch::Tensor weight = file.read_tensor("initial/weight").clone();
+  const torch::Tensor bias = file.read_tensor("initial/bias").clone();
   weight.requires_grad_(true);
   bias.requires_grad_(true);
   const auto optimizer = make_optimizer(config, {{"weight", weight}, {"bias", bias}});
-  const torch::Tensor grads_w = read_tensor(file.id(), "grads/weight");
-  const torch::Tensor grads_b = read_tensor(file.id(), "grads/bias");
-  const torch::Tensor lrs = read_tensor(file.id(), "lr");
-  const torch::Tensor want_w = read_tensor(file.id(), group + "/weight");
-  const torch::Tensor want_b = read_tensor(file.id(), group + "/bias");
+  const torch::Tensor grads_w = file.read_tensor("grads/weight");
+  const torch::Tensor grads_b = file.read_tensor("grads/bias");
+  const torch::Tensor lrs = file.read_tensor("lr");
+  const torch::Tensor want_w = file.read_tensor(group + "/weight");
+  const torch::Tensor want_b = file.read_tensor(group + "/bias");
   Worst worst;
   for (int64_t step = 0; step < lrs.size(0); ++step) {
     weight.mutable_grad() = grads_w[step].clone();
