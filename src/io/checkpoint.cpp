@@ -259,20 +259,21 @@ H5StateReader weights_reader(const H5File& file) {
   return root_reader(file, 0, 1, 1);
 }
 
-// Checks that `root` is a complete checkpoint of this model and loads /model and /buffers.
-void load_weights(const StateReader& root, const std::vector<NamedTensor>& params,
+// Checks that `file` is a complete checkpoint of this model and loads /model and /buffers through
+// the state reader.
+void load_weights(const H5File& file, const std::vector<NamedTensor>& params,
                   const std::vector<NamedTensor>& buffers) {
-  if (!root.has(schema::kModel) || !root.has(schema::kComplete) ||
-      root.int_scalar(schema::kComplete) != 1) {
+  if (!file.has(schema::kModel) || !schema::is_complete(file)) {
     throw DataError("incomplete checkpoint", Raised::kAllRanks);
   }
-  const std::string signature = root.string_scalar(schema::kModelSignature);
+  const std::string signature = file.read_string_attribute(schema::kModelSignature);
   if (signature != model_signature(params, buffers)) {
     throw DataError("written for another model (model_signature differs: file has '" +
                         signature.substr(0, 120) + "...')",
                     Raised::kAllRanks);
   }
   torch::NoGradGuard no_grad;
+  const H5StateReader root = weights_reader(file);
   auto load_group = [&](const char* group_name, const std::vector<NamedTensor>& tensors) {
     const std::unique_ptr<StateReader> group = root.group(group_name);
     for (const auto& t : tensors) {
@@ -294,8 +295,8 @@ int64_t load_model_weights(const std::string& path, const std::vector<NamedTenso
                            const std::vector<NamedTensor>& buffers, bool prefer_ema) {
   const H5File file = open_checkpoint(path);
   try {
+    load_weights(file, params, buffers);
     const H5StateReader root = weights_reader(file);
-    load_weights(root, params, buffers);
     if (prefer_ema && root.has(schema::kEma)) {
       torch::NoGradGuard no_grad;
       const std::unique_ptr<StateReader> ema = root.group(schema::kEma);
@@ -315,7 +316,7 @@ int64_t load_checkpoint(const std::string& path, const CheckpointContents& conte
                         int world_size) {
   const H5File file = open_checkpoint(path);
   try {
-    load_weights(weights_reader(file), contents.params, contents.buffers);
+    load_weights(file, contents.params, contents.buffers);
     if (contents.state) {
       const H5StateReader root =
           root_reader(file, rank, world_size, file.read_int_attribute(schema::kWorldSize));
