@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "app/commands.hpp"
-#include "app/process_tuning.hpp"
+#include "comm/report_error.hpp"
+#include "runtime/process_tuning.hpp"
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
 

@@ -10,11 +10,11 @@
 #include <optional>
 #include <sstream>
 
-#include "app/command_flags.hpp"
 #include "app/commands.hpp"
-#include "app/job.hpp"
 #include "comm/collective_bench.hpp"
 #include "comm/make_communicator.hpp"
+#include "comm/watched_world.hpp"
+#include "config/command_flags.hpp"
 #include "config/config.hpp"
 #include "config/parse_config.hpp"
 #include "util/byte_size.hpp"
@@ -120,10 +120,11 @@ std::string row(const CollectiveTiming& t) {
 int bench_comm(std::vector<std::string> args, MpiEnv& mpi) {
   const CollectiveBenchOptions options = take_bench_options(args);
   const Config config = parse_config(args, /*deck_optional=*/true);
-  const Job job = set_up_job(config);
+  const Job job = set_up_job(config.train.threads);
   check_one_rank_per_gpu(job);
-  const std::unique_ptr<Communicator> comm =
-      make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
+  const WatchedWorld world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
+  const std::unique_ptr<Communicator> comm = make_communicator(
+      config.ddp.backend, job.device.device, MPI_COMM_WORLD, world.watchdog.get());
   const bool rank0 = mpi.world_rank() == 0;
   if (rank0) {
     std::cout << fmt::format(

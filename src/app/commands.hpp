@@ -23,9 +23,4 @@ std::string make_data_help();
 // bench's own options, for --help.
 std::string bench_help();
 
-// The top-level error policy: an error every rank raises alike is printed by rank 0 and becomes
-// the exit code; an error of this rank alone is printed with its rank and host and aborts the
-// job, so that no peer waits in a collective.
-int report_error(const std::exception& error, MpiEnv* mpi);
-
 }  // namespace ddpt

@@ -1,14 +1,13 @@
 // ddptrain eval DECK --checkpoint PATH [--input data.h5]: the loss and metrics of a checkpoint on
 // a dataset (the deck's validation split, else its training data, or --input read with the deck's
 // dataset names), every rank evaluating its share and the sums reduced.
-#include "app/command_flags.hpp"
 #include "app/commands.hpp"
-#include "app/inference_model.hpp"
-#include "app/job.hpp"
 #include "comm/make_communicator.hpp"
+#include "comm/watched_world.hpp"
 #include "config/batch_size.hpp"
+#include "config/command_flags.hpp"
 #include "config/parse_config.hpp"
-#include "data/make_datasets.hpp"
+#include "setup/inference_model.hpp"
 #include "train/evaluate.hpp"
 #include "util/log.hpp"
 
@@ -21,19 +20,13 @@ int eval_command(const std::vector<std::string>& args, MpiEnv& /*mpi*/) {
   const std::string checkpoint = take_required_flag(rest, "checkpoint", usage);
   const std::string input = take_flag(rest, "input");
   const Config config = parse_config(rest);
-  const Job job = set_up_job(config);
-  std::unique_ptr<Communicator> comm =
-      make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD, job.watchdog.get());
-  InferenceModel loaded = load_inference_model(config, checkpoint, comm->device());
-
-  std::shared_ptr<const Dataset> data;
-  if (!input.empty()) {
-    data = open_dataset_file(config.data, input);
-  } else {
-    DataSplits splits = make_datasets(config.data, config.run.seed);
-    data = splits.val ? splits.val : splits.train;
-  }
-  const int64_t batch = eval_batch_size(config, comm->size());
+  const Job job = set_up_job(config.train.threads);
+  const WatchedWorld world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
+  std::unique_ptr<Communicator> comm = make_communicator(config.ddp.backend, job.device.device,
+                                                         MPI_COMM_WORLD, world.watchdog.get());
+  InferenceModel loaded = load_inference_model(config, checkpoint, job);
+  const std::shared_ptr<const Dataset> data = evaluation_data(config, input);
+  const int64_t batch = eval_batch_size(config.eval, config.train, comm->size());
   const EvalResult result = evaluate(*loaded.model, *data, *comm, batch);
   spdlog::info("eval: {} (step {}) on {}", checkpoint, loaded.step, data->describe());
   spdlog::info("eval: {}  ({} samples, {} rank(s))", describe_eval(result, data->info().task),

@@ -4,8 +4,9 @@
 #include <vector>
 
 #include "app/commands.hpp"
-#include "app/job.hpp"
+#include "app/run_banner.hpp"
 #include "comm/make_communicator.hpp"
+#include "comm/watched_world.hpp"
 #include "config/parse_config.hpp"
 #include "util/process_identity.hpp"
 
@@ -14,9 +15,9 @@ namespace {
 
 // Collective: one line per rank (where it runs, what it drives). This is how a user checks node
 // count, local ranks and GPU choice across nodes.
-std::string placement_table(const Job& job) {
+std::string placement_table(const Job& job, HostGroup& group) {
   const Topology& t = job.topology;
-  const std::vector<std::string> lines = job.group->all_gather(
+  const std::vector<std::string> lines = group.all_gather(
       "placement lines", fmt::format("    {:>5}  {:>4}  {:<20}  {:>5}/{:<5}  {:<8}  {}",
                                      t.world_rank, t.node_index, process_host(), t.local_rank,
                                      t.local_size, job.device.device.str(), job.device.threads));
@@ -30,12 +31,13 @@ std::string placement_table(const Job& job) {
 
 int info_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const Config config = parse_config(args, /*deck_optional=*/true);
-  const Job job = set_up_job(config);
+  const Job job = set_up_job(config.train.threads);
+  const WatchedWorld world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
   const bool would_use_nccl = job.device.device.is_cuda() && nccl_compiled();
   const std::string backend = config.ddp.backend == Backend::kAuto
                                   ? (would_use_nccl ? "nccl" : "mpi") + std::string(" (auto)")
                                   : choice_name(config.ddp.backend);
-  const std::string placement = placement_table(job);
+  const std::string placement = placement_table(job, *world.group);
   if (mpi.world_rank() == 0)
     std::cout << describe_job(job, backend) << "\n" << placement << std::endl;
   return 0;

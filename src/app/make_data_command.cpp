@@ -8,7 +8,6 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "app/job.hpp"
 #include "comm/host_group.hpp"
 #include "data/synthetic_tables.hpp"
 #include "h5/h5_dataset.hpp"

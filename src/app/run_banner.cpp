@@ -1,11 +1,18 @@
 #include "app/run_banner.hpp"
 
 #include <fmt/format.h>
+#include <torch/version.h>
 
-#include "app/run_summary.hpp"
+#include "comm/make_communicator.hpp"
+#include "h5/h5_fletcher32.hpp"
+#include "models/cpu_convolutions.hpp"
+#include "models/cpu_gemm.hpp"
+#include "runtime/gpu_inventory.hpp"
+#include "runtime/mpi_env.hpp"
 #include "train/optimizer.hpp"
 #include "util/byte_size.hpp"
 #include "util/log.hpp"
+#include "util/version.hpp"
 
 namespace ddpt {
 namespace {
@@ -21,6 +28,15 @@ std::string human_flops(double flops) {
   return fmt::format("{:.3g} {}FLOP", flops, prefixes[k]);
 }
 
+// What the banner reads: the setup, and what the trainer was built into.
+struct BannerInputs {
+  const TrainingSetup& setup;
+  const Config& config;
+  const Communicator& comm;
+  Model& model;
+  const TrainerFacts trainer;
+};
+
 // The model, its compute, precision and frozen parameters.
 void log_model(const BannerInputs& in, int64_t global_batch) {
   spdlog::info("  model           : {} ({} parameters)", in.model.describe(),
@@ -35,9 +51,9 @@ void log_model(const BannerInputs& in, int64_t global_batch) {
                in.trainer.loss_scale
                    ? fmt::format(", loss scale {} (dynamic)", *in.trainer.loss_scale)
                    : std::string());
-  if (in.freeze.frozen_tensors > 0) {
+  if (in.setup.freeze.frozen_tensors > 0) {
     spdlog::info("  trainable       : {} values; frozen: {} values in {} tensors ({})",
-                 in.freeze.trainable_values, in.freeze.frozen_values, in.freeze.frozen_tensors,
+                 in.setup.freeze.trainable_values, in.setup.freeze.frozen_values, in.setup.freeze.frozen_tensors,
                  in.config.model.freeze);
   }
 }
@@ -46,8 +62,8 @@ void log_model(const BannerInputs& in, int64_t global_batch) {
 void log_training(const BannerInputs& in, int64_t batch) {
   const Config& config = in.config;
   const int ranks = in.comm.size();
-  spdlog::info("  data            : {}", in.data.train->describe());
-  if (in.data.val) spdlog::info("  validation      : {}", in.data.val->describe());
+  spdlog::info("  data            : {}", in.setup.data.train->describe());
+  if (in.setup.data.val) spdlog::info("  validation      : {}", in.setup.data.val->describe());
   spdlog::info("  batch           : {} per rank{} x {} micro-steps x {} ranks = {} per step", batch,
                config.train.batch_size_auto ? " (auto: the largest that fitted)" : "",
                config.train.grad_accum, ranks, batch * config.train.grad_accum * ranks);
@@ -76,13 +92,45 @@ void log_training(const BannerInputs& in, int64_t batch) {
 
 }  // namespace
 
-void log_run_banner(const BannerInputs& in) {
-  spdlog::info("{}", describe_job(in.job, in.comm.backend_name()));
+std::string describe_job(const Job& job, const std::string& backend) {
+  const Topology& t = job.topology;
+  const std::string per_node = t.uniform()
+                                   ? std::to_string(t.local_size)
+                                   : fmt::format("{}..{}", t.min_local_size, t.max_local_size);
+  const LaunchEnvironment& env = job.launch;
+  std::string text;
+  text += fmt::format("ddptrain {}\n", ddptrain_version());
+  text += fmt::format("  launcher        : {}{}\n", env.launcher,
+                      env.slurm_job_id.empty() ? "" : " (job " + env.slurm_job_id + ")");
+  text += fmt::format("  MPI             : {} ({})\n", MpiEnv::library_version(),
+                      thread_level_name(MpiEnv::kRequiredThreadLevel));
+  text += fmt::format("  ranks           : {} on {} node(s), {} per node\n", t.world_size,
+                      t.node_count, per_node);
+  text += fmt::format("  device (rank 0) : {}\n", job.device.device.str());
+  text += fmt::format("  GPUs            : {}\n", describe_gpus());
+  text += fmt::format("  CPU threads     : {} per rank ({}; {} core(s) available to rank 0)\n",
+                      job.device.threads, job.device.threads_why, cores_available());
+  text += fmt::format("  backend         : {}\n", backend);
+  text +=
+      fmt::format("  NCCL            : {}\n",
+                  nccl_compiled() ? "compiled in, version " + nccl_version() : "not compiled in");
+  text += fmt::format("  LibTorch        : {}\n", TORCH_VERSION);
+  // The built-in models' float32 CPU products (models/cpu_gemm.hpp); LibTorch's own on GPUs.
+  text += fmt::format("  CPU GEMM        : {}\n", cpu_gemm_name());
+  text += fmt::format("  CPU convolutions: {}\n", choose_cpu_convolutions().text);
+  text += fmt::format("  HDF5            : {}", hdf5_checksum_text());
+  return text;
+}
+
+void log_run_banner(const TrainingSetup& setup) {
+  const BannerInputs in{setup, setup.config, *setup.comm, *setup.model,
+                        setup.run->trainer().facts()};
+  spdlog::info("{}", describe_job(setup.job, in.comm.backend_name()));
   const int64_t batch = per_rank_batch(in.config.train, in.comm.size());
   log_model(in, batch * in.config.train.grad_accum * in.comm.size());
   log_training(in, batch);
-  if (!in.resume_path.empty()) {
-    spdlog::info("  resumed         : at step {} from {}", in.resume_step, in.resume_path);
+  if (!setup.resume_path.empty()) {
+    spdlog::info("  resumed         : at step {} from {}", setup.resume_step, setup.resume_path);
   }
 }
 

@@ -3,28 +3,16 @@
 
 #include <string>
 
-#include "app/job.hpp"
-#include "config/config.hpp"
-#include "data/make_datasets.hpp"
-#include "models/freeze.hpp"
-#include "models/model.hpp"
-#include "train/trainer.hpp"
+#include "runtime/job.hpp"
+#include "setup/training_setup.hpp"
 
 namespace ddpt {
 
-struct BannerInputs {
-  const Config& config;
-  const Job& job;
-  const Communicator& comm;
-  Model& model;
-  const DataSplits& data;
-  const FreezeCount& freeze;
-  const TrainerFacts& trainer;
-  int64_t resume_step = 0;  // with resume_path: where the run continues
-  std::string resume_path;
-};
+// The "is my job set up right" lines (printed by rank 0): versions, launcher, ranks and nodes,
+// devices, threads, the backend and the kernels chosen. The banner's head, and `ddptrain info`.
+std::string describe_job(const Job& job, const std::string& backend);
 
-// Logs the banner (rank 0's log, like every spdlog line).
-void log_run_banner(const BannerInputs& in);
+// Logs the banner of `setup`'s run (rank 0's log, like every spdlog line).
+void log_run_banner(const TrainingSetup& setup);
 
 }  // namespace ddpt

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "app/job.hpp"
 #include "config/parse_config.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"

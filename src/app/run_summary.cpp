@@ -9,42 +9,51 @@
 #include "io/checkpoint.hpp"
 #include "train/progress_display.hpp"
 #include "util/byte_size.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/stop_signal.hpp"
 
 namespace ddpt {
 
 namespace {
+
+// "SIGUSR1" when a signal stopped the run before train.steps; "" otherwise.
+std::string stopped_by(const Config& config, const RunResult& result) {
+  if (result.stop_signal == 0 || result.end_step() >= config.train.steps) return "";
+  return signal_name(result.stop_signal);
+}
 
 // (label, text) lines of the summary, in order.
 using SummaryLines = std::vector<std::pair<const char*, std::string>>;
 
 // Where rank 0's steady steps went, and on a CPU how the ranks' steps compare: none, one or two
 // lines.
-SummaryLines step_split_lines(const RunOutcome& outcome) {
-  const StepSplit& split = outcome.summary->split;
+SummaryLines step_split_lines(const RunResult& result) {
+  const StepSplit& split = result.split;
   const std::string text = split.describe();
-  if (!outcome.summary->split_is_work || text.empty()) return {};
+  if (!result.split_is_work || text.empty()) return {};
   if (split.on_gpu) {
     // Every rank's comm wait would read 0 here (a stream's wait inside backward): no ranks' line.
     return {{"step time (GPU)", text + " (rank 0, steps after the warm-up; CUDA events: each "
                                        "phase's work and the GPU's idle time in it)"}};
   }
   SummaryLines lines{{"step time", text + " (rank 0, steps after the warm-up)"}};
-  if (std::string ranks = describe_rank_steps(outcome.ranks); !ranks.empty()) {
+  if (std::string ranks = describe_rank_steps(result.ranks); !ranks.empty()) {
     lines.emplace_back("ranks' steps", std::move(ranks));
   }
   return lines;
 }
 
 // "1500 of 1500", with a resume and an early stop said.
-std::string steps_text(const Config& config, const RunOutcome& outcome) {
-  const int64_t end_step = outcome.resume_step + outcome.summary->steps;
+std::string steps_text(const Config& config, const RunResult& result) {
+  const int64_t end_step = result.end_step();
   std::string steps = fmt::format("{} of {}", end_step, config.train.steps);
-  if (outcome.resume_step > 0) {
-    steps += fmt::format(" ({} in this run, resumed at step {})", outcome.summary->steps,
-                         outcome.resume_step);
+  if (result.first_step > 0) {
+    steps += fmt::format(" ({} in this run, resumed at step {})", result.steps,
+                         result.first_step);
   }
-  if (!outcome.stopped_by.empty()) {
-    steps += ", stopped by " + outcome.stopped_by + " (continue with train.resume = auto)";
+  if (const std::string by = stopped_by(config, result); !by.empty()) {
+    steps += ", stopped by " + by + " (continue with train.resume = auto)";
   } else if (end_step < config.train.steps) {
     steps += ", stopped early";
   }
@@ -53,49 +62,48 @@ std::string steps_text(const Config& config, const RunOutcome& outcome) {
 
 // Steps, wall time, throughput and where the step's time went.
 SummaryLines progress_lines(const Config& config, const DatasetInfo& info,
-                            const RunOutcome& outcome) {
-  const TrainSummary& run = *outcome.summary;
-  SummaryLines lines{
-      {"steps", steps_text(config, outcome)},
-      {"wall time", run.seconds < 60
-                        ? fmt::format("{:.2f} s", run.seconds)
-                        : fmt::format("{} ({:.0f} s)", format_duration(run.seconds), run.seconds)}};
-  if (run.steady_samples_per_s > 0) {
-    std::string rate = fmt::format("{:.0f} samples/s", run.steady_samples_per_s);
+                            const RunResult& result) {
+    SummaryLines lines{
+      {"steps", steps_text(config, result)},
+      {"wall time", result.seconds < 60
+                        ? fmt::format("{:.2f} s", result.seconds)
+                        : fmt::format("{} ({:.0f} s)", format_duration(result.seconds), result.seconds)}};
+  if (result.steady_samples_per_s > 0) {
+    std::string rate = fmt::format("{:.0f} samples/s", result.steady_samples_per_s);
     if (info.task == Task::kNextToken) {
       int64_t tokens = 1;  // per sample: the window of data.block tokens
       for (const int64_t d : info.sample_shape) tokens *= d;
-      rate += fmt::format(", {:.0f} tokens/s", run.steady_samples_per_s * tokens);
+      rate += fmt::format(", {:.0f} tokens/s", result.steady_samples_per_s * tokens);
     }
     lines.emplace_back(
-        "throughput", rate + fmt::format(" (all ranks, after {} warm-up steps)", run.warmup_steps));
+        "throughput", rate + fmt::format(" (all ranks, after {} warm-up steps)", result.warmup_steps));
   }
-  for (auto& line : step_split_lines(outcome)) lines.push_back(std::move(line));
+  for (auto& line : step_split_lines(result)) lines.push_back(std::move(line));
   return lines;
 }
 
 // The final loss, skipped steps, optimizer state and best evaluation.
-SummaryLines result_lines(const DatasetInfo& info, const RunOutcome& outcome) {
+SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
   SummaryLines lines;
-  const std::vector<StepRecord>& records = outcome.summary->records;
+  const std::vector<StepRecord>& records = result.records;
   if (!records.empty()) {
     const StepRecord& last = records.back();
     const int64_t from =
-        records.size() > 1 ? records[records.size() - 2].step : outcome.resume_step;
+        records.size() > 1 ? records[records.size() - 2].step : result.first_step;
     lines.emplace_back("final loss", fmt::format("{:.5f} (mean over steps {}..{})", last.loss,
                                                  from + 1, last.step));
     if (last.skipped_steps > 0)
       lines.emplace_back("skipped steps", std::to_string(last.skipped_steps));
   }
-  if (outcome.optimizer_state_bytes > 0) {
+  if (result.optimizer_state_bytes > 0) {
     lines.emplace_back(
         "optimizer state",
-        human_bytes(outcome.optimizer_state_bytes) +
-            (outcome.optimizer_sharded ? " on rank 0 (ZeRO-1: each rank holds its shard)"
+        human_bytes(result.optimizer_state_bytes) +
+            (result.optimizer_sharded ? " on rank 0 (ZeRO-1: each rank holds its shard)"
                                        : " per rank (every rank holds all of it)"));
   }
-  if (outcome.best_eval) {
-    const auto& [best, step] = *outcome.best_eval;
+  if (result.best_eval) {
+    const auto& [best, step] = *result.best_eval;
     lines.emplace_back("best eval",
                        describe_eval(best, info.task) + fmt::format(" at step {}", step));
   }
@@ -103,8 +111,9 @@ SummaryLines result_lines(const DatasetInfo& info, const RunOutcome& outcome) {
 }
 
 // Where the run's files are, and what writing the checkpoints cost.
-SummaryLines file_lines(const Config& config, const RunOutcome& outcome) {
-  SummaryLines lines{{"metrics", outcome.metrics_path},
+SummaryLines file_lines(const Config& config, const RunResult& result,
+                        const std::string& metrics_path) {
+  SummaryLines lines{{"metrics", metrics_path},
                      {"log", config.run.dir + "/log.txt"},
                      {"config", config.run.dir + "/config.cfg"}};
   if (const std::string latest = latest_checkpoint(config.run.dir);
@@ -116,8 +125,8 @@ SummaryLines file_lines(const Config& config, const RunOutcome& outcome) {
                  ? ""
                  : " (latest: " + std::filesystem::path(latest).filename().string() + ")"));
   }
-  if (outcome.checkpoints.count > 0) {
-    const CheckpointTimes& c = outcome.checkpoints;
+  if (result.checkpoints.count > 0) {
+    const CheckpointTimes& c = result.checkpoints;
     lines.emplace_back(
         "checkpoint time",
         fmt::format("{} written; training stopped {:.3f} s for them, writing took {:.3f} s "
@@ -130,13 +139,27 @@ SummaryLines file_lines(const Config& config, const RunOutcome& outcome) {
 }  // namespace
 
 std::string run_summary_text(const Config& config, const DatasetInfo& info,
-                             const RunOutcome& outcome) {
+                             const RunResult& result, const std::string& metrics_path) {
   std::string text = "summary";
-  for (const SummaryLines& part : {progress_lines(config, info, outcome),
-                                   result_lines(info, outcome), file_lines(config, outcome)}) {
+  for (const SummaryLines& part : {progress_lines(config, info, result),
+                                   result_lines(info, result), file_lines(config, result, metrics_path)}) {
     for (const auto& [label, value] : part) text += fmt::format("\n  {:<16}: {}", label, value);
   }
   return text;
+}
+
+int log_run_summary(const TrainingSetup& setup, const RunResult& result) {
+  const Config& config = setup.config;
+  spdlog::info("{}", run_summary_text(config, setup.data.train->info(), result,
+                                      setup.files->metrics_path()));
+  const std::string by = stopped_by(config, result);
+  if (by.empty()) return 0;
+  spdlog::info(
+      "stopped by {} at step {} of {}; {} holds the state; run the same command with "
+      "train.resume = auto to continue (exit code {})",
+      by, result.end_step(), config.train.steps, result.last_checkpoint,
+      static_cast<int>(ExitCode::kStopped));
+  return static_cast<int>(ExitCode::kStopped);
 }
 
 }  // namespace ddpt

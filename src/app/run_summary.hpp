@@ -3,33 +3,21 @@
 // are, aligned like the start banner.
 #pragma once
 
-#include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 
-#include "app/rank_steps.hpp"
 #include "config/config.hpp"
 #include "data/dataset.hpp"
-#include "train/evaluate.hpp"
-#include "train/trainer.hpp"
-#include "train/training_run.hpp"
+#include "setup/training_setup.hpp"
+#include "train/run_result.hpp"
 
 namespace ddpt {
 
-struct RunOutcome {
-  const TrainSummary* summary = nullptr;
-  int64_t resume_step = 0;                                  // 0: a fresh start
-  std::optional<std::pair<EvalResult, int64_t>> best_eval;  // this run's best, and its step
-  std::string metrics_path;
-  std::string stopped_by;  // "SIGUSR1" ... when a signal stopped the run before train.steps
-  int64_t optimizer_state_bytes = 0;  // held by each rank at the end
-  bool optimizer_sharded = false;     // ZeRO-1 at work: that is rank 0's shard
-  CheckpointTimes checkpoints;
-  std::vector<RankSteps> ranks;  // every rank's steady steps, by rank (app/rank_steps.hpp)
-};
-
+// The summary's text; `metrics_path`: where metrics.h5 is.
 std::string run_summary_text(const Config& config, const DatasetInfo& info,
-                             const RunOutcome& outcome);
+                             const RunResult& result, const std::string& metrics_path);
+
+// Logs the summary of `setup`'s run and, when a signal stopped it before train.steps, how to
+// continue; returns the exit code: 0, or kStopped for such a stop.
+int log_run_summary(const TrainingSetup& setup, const RunResult& result);
 
 }  // namespace ddpt

@@ -29,14 +29,13 @@ int64_t per_rank_batch(const TrainConfig& train, int world_size) {
   return train.global_batch / shares;
 }
 
-int64_t eval_batch_size(const Config& config, int world_size) {
-  if (config.eval.batch_size == 0 && unresolved_auto(config.train)) {
+int64_t eval_batch_size(const EvalConfig& eval, const TrainConfig& train, int world_size) {
+  if (eval.batch_size == 0 && unresolved_auto(train)) {
     throw ConfigError(
         "option 'eval.batch_size' = 0 means train.batch_size, which is auto: only `ddptrain "
         "train` finds that one; set eval.batch_size");
   }
-  return config.eval.batch_size > 0 ? config.eval.batch_size
-                                    : per_rank_batch(config.train, world_size);
+  return eval.batch_size > 0 ? eval.batch_size : per_rank_batch(train, world_size);
 }
 
 }  // namespace ddpt

@@ -15,6 +15,6 @@ int64_t per_rank_batch(const TrainConfig& train, int world_size);
 // Rows per rank per evaluation or prediction batch: eval.batch_size, or when that is 0 the
 // training batch per rank (the one default of `train`, `eval` and `predict`; ConfigError when that
 // is an unresolved auto).
-int64_t eval_batch_size(const Config& config, int world_size);
+int64_t eval_batch_size(const EvalConfig& eval, const TrainConfig& train, int world_size);
 
 }  // namespace ddpt

@@ -12,7 +12,7 @@ namespace ddpt {
 namespace {
 
 // A write that failed on one rank of several ends the job here and now, as a rank-local error on
-// the training thread does (app/report_error.cpp): one error line, then MPI_Abort. Left for
+// the training thread does (comm/report_error.cpp): one error line, then MPI_Abort. Left for
 // wait() to rethrow at the next checkpoint, it never got there: the other ranks' writers stay
 // inside a collective this rank's writer has left (seen: MPI_File_set_view's all-reduce under
 // H5Dcreate, after rank 0's write failed with EDQUOT), holding the HDF5 lock their training

@@ -112,7 +112,7 @@ std::vector<std::string> MetricsWriter::eval_columns(Task task) {
   return {"step", "loss"};
 }
 
-MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
+MetricsWriter::MetricsWriter(const std::string& path, const MetricsHeader& run)
     : file_(H5File::create_for_swmr(path)), task_(run.task) {
   const H5Node& root = file_;
   root.write_attribute(metrics_schema::kVersion, run.version);
@@ -130,7 +130,7 @@ MetricsWriter::MetricsWriter(const std::string& path, const RunDescription& run)
 }
 
 std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string& path,
-                                                               const RunDescription& run,
+                                                               const MetricsHeader& run,
                                                                int64_t resume_step,
                                                                int64_t log_every) {
   try {
@@ -141,7 +141,7 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string
 }
 
 std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::string& path,
-                                                                    const RunDescription& run,
+                                                                    const MetricsHeader& run,
                                                                     int64_t resume_step,
                                                                     int64_t log_every) {
   namespace fs = std::filesystem;

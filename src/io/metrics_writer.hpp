@@ -15,11 +15,12 @@
 #include "h5/h5_file.hpp"
 #include "h5/h5_series.hpp"
 #include "train/evaluate.hpp"
-#include "train/trainer.hpp"
+#include "train/run_result.hpp"
 
 namespace ddpt {
 
-struct RunDescription {
+// What metrics.h5's root attributes say about the run that writes it.
+struct MetricsHeader {
   std::string version;
   int64_t world_size = 1;
   int64_t nodes = 1;
@@ -43,16 +44,16 @@ class MetricsWriter {
   // continues that row from the checkpoint) and the /eval rows up to `resume_step`; the new file
   // replaces the old one by rename, so a crash in between loses nothing.
   static std::unique_ptr<MetricsWriter> create_or_resume(const std::string& path,
-                                                         const RunDescription& run,
+                                                         const MetricsHeader& run,
                                                          int64_t resume_step, int64_t log_every);
   // Append one row to every /train (or /eval) dataset and flush the file.
   void append(const StepRecord& record);
   void append_eval(int64_t step, const EvalResult& result);
 
  private:
-  MetricsWriter(const std::string& path, const RunDescription& run);
+  MetricsWriter(const std::string& path, const MetricsHeader& run);
   static std::unique_ptr<MetricsWriter> create_or_resume_file(const std::string& path,
-                                                              const RunDescription& run,
+                                                              const MetricsHeader& run,
                                                               int64_t resume_step,
                                                               int64_t log_every);
 

@@ -1,4 +1,4 @@
-// The names in a predictions file (`ddptrain predict`) that its writer (app/predict_command.cpp)
+// The names in a predictions file (`ddptrain predict`) that its writer (io/predictions_writer.cpp)
 // and `ddptrain inspect` share (share/doc/ddptrain/file-formats.md describes the file).
 #pragma once
 

@@ -9,7 +9,6 @@
 
 #include "h5/h5_lock.hpp"
 #include "io/disk_space.hpp"
-#include "util/check.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
@@ -51,10 +50,13 @@ RunFiles::RunFiles(const Config& config, CheckpointContents contents, HostGroup&
   if (config_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(group_);
 }
 
-void RunFiles::prepare_run_dir() {
+void RunFiles::open(const MetricsHeader& header, int64_t resume_step) {
   const std::string problem = group_.broadcast(
       "run.dir check", group_.rank() == 0 ? write_run_dir(config_) : std::string());
   if (!problem.empty()) throw ConfigError(problem);
+  if (group_.rank() != 0) return;
+  metrics_ =
+      MetricsWriter::create_or_resume(metrics_path(), header, resume_step, config_.log.every);
 }
 
 std::string RunFiles::checkpoint_to_resume() const {
@@ -82,10 +84,6 @@ Error metrics_write_failed(const std::string& path, const Error& error) {
 }
 
 }  // namespace
-
-void RunFiles::open_metrics(const RunDescription& run, int64_t resume_step) {
-  metrics_ = MetricsWriter::create_or_resume(metrics_path(), run, resume_step, config_.log.every);
-}
 
 void RunFiles::record(const StepRecord& record) {
   const Hdf5Lock lock;  // a checkpoint may be being written in the background

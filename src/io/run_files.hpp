@@ -21,17 +21,17 @@ class RunFiles : public RunOutput {
   // Checkpoints are collective over `group`.
   RunFiles(const Config& config, CheckpointContents contents, HostGroup& group);
 
-  // Collective: rank 0 makes run.dir, writes config.cfg (the resolved deck) into it and opens
-  // log.txt there, and every rank learns whether that worked, so a run.dir that is read-only, not
-  // ours or full is one clean error on every rank (ConfigError, exit 2) before training starts,
-  // not a failure of rank 0 alone that leaves the others waiting.
-  void prepare_run_dir();
   // train.resume: "" for a fresh start, else the checkpoint to continue from.
   std::string checkpoint_to_resume() const;
   // Every rank: loads the checkpoint `path` into the run's state; returns its step.
   int64_t load(const std::string& path);
-  // Rank 0: creates metrics.h5, or for a resumed run keeps its rows up to `resume_step`.
-  void open_metrics(const RunDescription& run, int64_t resume_step);
+  // Collective, after any checkpoint was loaded (nothing is written before): rank 0 makes
+  // run.dir, writes config.cfg (the resolved deck) into it, opens log.txt there and creates
+  // metrics.h5 (a run resumed at `resume_step` keeps its rows up to that step). Every rank learns
+  // whether run.dir worked, so a run.dir that is read-only, not ours or full is one clean error on
+  // every rank (ConfigError, exit 2) before training starts, not a failure of rank 0 alone that
+  // leaves the others waiting.
+  void open(const MetricsHeader& header, int64_t resume_step);
   std::string metrics_path() const;
 
   void record(const StepRecord& record) override;

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <optional>
 
+#include "util/log.hpp"
+
 namespace ddpt {
 namespace {
 
@@ -112,6 +114,14 @@ CpuConvolutions check_and_choose() {
 const CpuConvolutions& choose_cpu_convolutions() {
   static const CpuConvolutions chosen = check_and_choose();
   return chosen;
+}
+
+void warn_of_cpu_convolution_problem(const Job& job) {
+  if (job.device.device.is_cuda()) return;
+  const CpuConvolutions& convolutions = choose_cpu_convolutions();
+  if (!convolutions.problem.empty() && job.topology.local_rank == 0) {
+    spdlog::warn("{}", convolutions.problem);
+  }
 }
 
 }  // namespace ddpt

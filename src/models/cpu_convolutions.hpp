@@ -16,6 +16,8 @@
 
 #include <string>
 
+#include "runtime/job.hpp"
+
 namespace ddpt {
 
 struct CpuConvolutions {
@@ -26,7 +28,12 @@ struct CpuConvolutions {
 
 // Runs the check the first time (19-44 ms on the 2-core machine; it draws from its own random
 // generator, so the run's seeded one is untouched) and turns oneDNN off where it failed; later
-// calls return the same answer. The caller warns with `problem` (app/job.cpp: once per node).
+// calls return the same answer.
 const CpuConvolutions& choose_cpu_convolutions();
+
+// On a job whose ranks run models on the CPU: chooses (the check runs on this rank's threads, so
+// call it before any model runs) and warns with `problem`, once per node, since a node's ranks
+// share its CPU and libraries.
+void warn_of_cpu_convolution_problem(const Job& job);
 
 }  // namespace ddpt

@@ -1,7 +1,7 @@
 // How much host memory this process may still take: the kernel's MemAvailable, and, inside a
 // cgroup with a memory limit (a SLURM job with ConstrainRAMSpace, a container), what is left under
 // that limit, whichever is smaller. Used to refuse a deck whose sizes cannot fit before anything
-// is allocated (app/memory_check.hpp): past the limit the kernel kills the job without a word.
+// is allocated (setup/memory_check.hpp): past the limit the kernel kills the job without a word.
 #pragma once
 
 #include <cstdint>

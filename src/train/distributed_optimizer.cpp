@@ -14,11 +14,9 @@ ReplicatedOptimizer::ReplicatedOptimizer(const OptimConfig& config,
 }
 
 std::unique_ptr<DistributedOptimizer> make_distributed_optimizer(
-    const Config& config, const std::vector<NamedTensor>& params, Reducer& reducer) {
-  if (reducer.sharded()) {
-    return std::make_unique<ShardedOptimizer>(config.optim, params, reducer);
-  }
-  return std::make_unique<ReplicatedOptimizer>(config.optim, params);
+    const OptimConfig& optim, const std::vector<NamedTensor>& params, Reducer& reducer) {
+  if (reducer.sharded()) return std::make_unique<ShardedOptimizer>(optim, params, reducer);
+  return std::make_unique<ReplicatedOptimizer>(optim, params);
 }
 
 }  // namespace ddpt

@@ -55,6 +55,6 @@ inline bool optimizer_sharded(const DdpConfig& ddp, int world_size) {
 // The reducer picks the kind: sharded (ZeRO-1) when it reduce-scatters (Reducer::sharded(), which
 // the trainer asks for when optimizer_sharded(config.ddp, world size)), else replicated.
 std::unique_ptr<DistributedOptimizer> make_distributed_optimizer(
-    const Config& config, const std::vector<NamedTensor>& params, Reducer& reducer);
+    const OptimConfig& optim, const std::vector<NamedTensor>& params, Reducer& reducer);
 
 }  // namespace ddpt

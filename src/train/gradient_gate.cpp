@@ -15,15 +15,12 @@ constexpr double kClipEpsilon = 1e-6;
 
 }  // namespace
 
-GradientGate::GradientGate(const Config& config, bool fp16, Communicator& comm, Reducer& reducer)
-    : train_(config.train),
-      clip_(config.optim.clip),
-      comm_(comm),
-      reducer_(reducer),
-      spike_(config.train) {
+GradientGate::GradientGate(const TrainConfig& train, double clip, bool fp16, Communicator& comm,
+                           Reducer& reducer)
+    : train_(train), clip_(clip), comm_(comm), reducer_(reducer), spike_(train) {
   if (fp16) {
-    scaler_ = std::make_unique<LossScaler>(
-        config.train.loss_scale, config.train.scale_growth_interval, config.train.scale_backoff);
+    scaler_ = std::make_unique<LossScaler>(train.loss_scale, train.scale_growth_interval,
+                                           train.scale_backoff);
   }
 }
 

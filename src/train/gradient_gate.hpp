@@ -24,8 +24,10 @@ namespace ddpt {
 
 class GradientGate {
  public:
-  // `fp16`: the loss is scaled (train.loss_scale and its growth and backoff).
-  GradientGate(const Config& config, bool fp16, Communicator& comm, Reducer& reducer);
+  // `train`: the guards' options; `clip`: optim.clip (0: none); `fp16`: the loss is scaled
+  // (train.loss_scale and its growth and backoff).
+  GradientGate(const TrainConfig& train, double clip, bool fp16, Communicator& comm,
+               Reducer& reducer);
 
   // What the loss is multiplied by before backward (1 without fp16).
   double loss_scale() const { return scaler_ ? scaler_->scale() : 1.0; }

@@ -2,48 +2,126 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "config/batch_size.hpp"
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt {
+namespace {
 
-TrainingRun::TrainingRun(const Config& config, Communicator& comm, Model& model,
-                         const DataSplits& data, Watchdog& watchdog)
+SamplerSpec sampler_spec(const Config& config, const Communicator& comm, int64_t dataset_size) {
+  SamplerSpec spec;
+  spec.dataset_size = dataset_size;
+  spec.batch_size = per_rank_batch(config.train, comm.size());
+  spec.grad_accum = config.train.grad_accum;
+  spec.world_size = comm.size();
+  spec.rank = comm.rank();
+  spec.seed = config.run.seed;
+  return spec;
+}
+
+PrefetchSpec prefetch_spec(const Config& config, const Communicator& comm, int64_t first_step) {
+  PrefetchSpec spec;
+  spec.first_step = first_step;
+  spec.end_step = config.train.steps;
+  spec.depth = config.data.prefetch;
+  spec.pin = comm.device().is_cuda();
+  return spec;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(const Config& config, const RunParts& parts)
     : config_(config),
-      val_(data.val),
-      watchdog_(watchdog),
-      stop_vote_(MPI_COMM_WORLD, &watchdog),
-      trainer_(config, comm, model, *data.train),
+      comm_(parts.comm),
+      group_(parts.group),
+      train_(parts.train),
+      val_(parts.val),
+      watchdog_(parts.watchdog),
+      stop_vote_(parts.group.comm(), parts.watchdog),
+      sampler_(sampler_spec(config, parts.comm, parts.train.size())),
+      trainer_(config, parts.comm, parts.model, parts.train),
+      meter_(config.train.steps, config.log.every, parts.comm.device()),
       early_stopping_(config.train),
-      cuda_rng_(comm.device()),
-      eval_batch_(eval_batch_size(config, comm.size())) {}
+      cuda_rng_(parts.comm.device()),
+      eval_batch_(eval_batch_size(config.eval, config.train, parts.comm.size())) {}
 
 void TrainingRun::register_state(CheckpointRegistry& registry) {
   trainer_.register_state(registry);
+  registry.add(*this);
   if (early_stopping_.enabled()) registry.add(early_stopping_);
   registry.add(rng_);
   registry.add(cuda_rng_);  // writes nothing on CPUs
 }
 
-RunReport TrainingRun::run(RunOutput& output) {
-  RunReport report;
-  Trainer::Callbacks callbacks;
-  // Reports name the step in progress; the stop vote and checkpoint of step k belong to step k.
-  callbacks.on_step_begin = [&](int64_t step) { watchdog_.set_step(step); };
-  callbacks.on_record = [&](const StepRecord& record) { output.record(record); };
-  callbacks.on_step_end = [&](int64_t done) { after_step(done, output, report); };
-  report.summary = trainer_.run(callbacks);
-  wait_for_background_write(output, report);  // the run ends with its last checkpoint written
-  return report;
+void TrainingRun::resume_at(int64_t steps_done) {
+  steps_done_ = steps_done;
+  meter_.resume_at(steps_done);
 }
 
-void TrainingRun::wait_for_background_write(RunOutput& output, RunReport& report) {
-  const Watchdog::Scope watched = watchdog_.watch("background checkpoint write");
+RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>& step_done) {
+  RunResult result;
+  const int64_t first_step = steps_done_;
+  const int64_t last_step = config_.train.steps;
+  BatchPrefetcher batches(train_, sampler_spec(config_, comm_, train_.size()),
+                          prefetch_spec(config_, comm_, first_step));
+  // Rank 0 shows progress: a live bar on a terminal, else the periodic lines (log.progress).
+  meter_.start(comm_.rank() == 0 ? choose_progress_style(config_.log.progress, stdout_is_terminal())
+                                 : ProgressStyle::kLines,
+               static_cast<double>(sampler_.global_batch()));
+  int64_t steps = std::max<int64_t>(0, last_step - first_step);
+  for (int64_t step = first_step; step < last_step; ++step) {
+    meter_.begin_step(step);
+    // Reports name the step in progress; the stop vote and checkpoint of step k belong to step k.
+    if (watchdog_) watchdog_->set_step(step + 1);
+    PhaseLaps laps = meter_.laps();
+    const std::optional<torch::Tensor> loss =
+        trainer_.step(step, batches, laps, meter_.window().skipped_total);
+    const int64_t done = step + 1;
+    meter_.end_step(done, loss, laps, trainer_.comm_wait_s());
+    steps_done_ = done;
+    if (step_done) step_done(done);
+    const bool stopping = after_step(done, output, result);
+    if (meter_.row_due(done, done == last_step || stopping)) write_row(done, output);
+    if (stopping) {
+      steps = done - first_step;
+      break;
+    }
+  }
+  meter_.finish(steps, result);
+  wait_for_background_write(output, result);  // the run ends with its last checkpoint written
+  result.ranks = gather_rank_steps(group_, result.split);
+  const TrainerFacts end = trainer_.facts();
+  result.optimizer_state_bytes = end.optimizer_state_bytes;
+  result.optimizer_sharded = end.optimizer_sharded;
+  return result;
+}
+
+void TrainingRun::write_row(int64_t done, RunOutput& output) {
+  // The loss line is global: mean over ranks (one small collective per log interval), on the
+  // communicator's device: NCCL reduces CUDA tensors only.
+  torch::Tensor loss = torch::tensor({meter_.row_loss()}, torch::kDouble).to(comm_.device());
+  comm_.all_reduce(loss, ReduceOp::kAvg);
+  StepRecord record;
+  record.step = done;
+  record.epoch = sampler_.epoch_of(done - 1);
+  record.loss = loss.item<double>();
+  record.skipped_steps = meter_.window().skipped_total;
+  record.lr = trainer_.lr();
+  record.grad_norm = trainer_.grad_norm();
+  meter_.end_row(record);
+  output.record(record);
+  meter_.show_row(record);
+}
+
+void TrainingRun::wait_for_background_write(RunOutput& output, RunResult& result) {
+  const Watchdog::Scope watched = watch(watchdog_, "background checkpoint write");
   const std::optional<CheckpointWritten> written = output.wait_for_checkpoint();
   if (!written) return;
-  report.checkpoints.write_s += written->write_s;
+  result.checkpoints.write_s += written->write_s;
   spdlog::info("checkpoint written: {} (in the background, {:.3f} s)", written->path,
                written->write_s);
 }
@@ -53,23 +131,40 @@ bool TrainingRun::checkpoint_due(int64_t done) const {
   return every > 0 && (done % every == 0 || done == config_.train.steps);
 }
 
-EvalResult TrainingRun::evaluate(int64_t done, RunOutput& output, RunReport& report) {
-  const EvalResult result = trainer_.evaluate(*val_, eval_batch_);
-  output.record_eval(done, result);
-  if (!report.best_eval || result.loss < report.best_eval->first.loss) {
-    report.best_eval = std::make_pair(result, done);
+EvalResult TrainingRun::run_evaluation(int64_t done, RunOutput& output, RunResult& result) {
+  EvalResult evaluated;
+  {
+    const EmaWeightsInUse averaged = trainer_.averaged_weights();
+    evaluated = evaluate(trainer_.model(), *val_, comm_, eval_batch_);
   }
-  spdlog::info("eval at step {}: {} ({} samples)", done, describe_eval(result, val_->info().task),
-               result.samples);
-  return result;
+  output.record_eval(done, evaluated);
+  if (!result.best_eval || evaluated.loss < result.best_eval->first.loss) {
+    result.best_eval = std::make_pair(evaluated, done);
+  }
+  spdlog::info("eval at step {}: {} ({} samples)", done,
+               describe_eval(evaluated, val_->info().task), evaluated.samples);
+  return evaluated;
 }
 
-void TrainingRun::after_step(int64_t done, RunOutput& output, RunReport& report) {
+bool TrainingRun::stop_signal_agreed(int64_t done, RunResult& result) {
+  // SIGUSR1/SIGTERM on any rank: every rank stops after this step, with a checkpoint to continue
+  // from (after the evaluation, so the resumed run sees what this one saw).
+  result.stop_signal = stop_vote_.agree(pending_stop_signal());
+  const bool interrupted = result.stop_signal != 0 && done < config_.train.steps;
+  if (interrupted) {
+    mark_stopping();
+    spdlog::info("{} received: stopping after step {} with a checkpoint",
+                 signal_name(result.stop_signal), done);
+  }
+  return interrupted;
+}
+
+bool TrainingRun::after_step(int64_t done, RunOutput& output, RunResult& result) {
   const bool checkpoint = checkpoint_due(done);
   const bool eval_due = (config_.eval.every > 0 && done % config_.eval.every == 0) ||
                         (checkpoint && config_.checkpoint.keep_best);
   std::optional<double> eval_loss;
-  if (eval_due) eval_loss = evaluate(done, output, report).loss;
+  if (eval_due) eval_loss = run_evaluation(done, output, result).loss;
   // The eval loss is reduced, so every rank reaches the same decision here.
   const bool early_stop = eval_loss && early_stopping_.should_stop(*eval_loss);
   if (early_stop) {
@@ -77,33 +172,31 @@ void TrainingRun::after_step(int64_t done, RunOutput& output, RunReport& report)
         "early stop at step {}: no improvement of the validation loss by more than {} "
         "in {} evaluations (train.patience)",
         done, config_.train.min_delta, early_stopping_.evals_without_improvement());
-    trainer_.request_stop();
   }
-  // SIGUSR1/SIGTERM on any rank: every rank stops after this step, with a checkpoint to continue
-  // from (after the evaluation above, so the resumed run sees what this one saw).
-  report.stop_signal = stop_vote_.agree(pending_stop_signal());
-  const bool interrupted = report.stop_signal != 0 && done < config_.train.steps;
-  if (interrupted) {
-    mark_stopping();
-    spdlog::info("{} received: stopping after step {} with a checkpoint",
-                 signal_name(report.stop_signal), done);
-    trainer_.request_stop();
-  }
+  const bool interrupted = stop_signal_agreed(done, result);
   const bool stopping_early = (early_stop && config_.checkpoint.every > 0) || interrupted;
-  if (!checkpoint && !stopping_early) {
-    if (config_.checkpoint.every > 0) output.prepare_checkpoint_memory();  // once; cheap after
-    return;
+  if (checkpoint || stopping_early) {
+    write_checkpoint(done, eval_loss, output, result);
+  } else if (config_.checkpoint.every > 0) {
+    output.prepare_checkpoint_memory();  // once; cheap after
   }
+  return early_stop || interrupted;
+}
+
+void TrainingRun::write_checkpoint(int64_t done, std::optional<double> eval_loss,
+                                   RunOutput& output, RunResult& result) {
   const Stopwatch stalled;
-  wait_for_background_write(output, report);  // one write at a time
+  wait_for_background_write(output, result);  // one write at a time
   const double waited_s = stalled.seconds();
-  const Watchdog::Scope watched = watchdog_.watch(fmt::format("checkpoint write at step {}", done));
-  const CheckpointWritten written = output.checkpoint(done, trainer_.epoch_of(done - 1), eval_loss);
+  const Watchdog::Scope watched =
+      watch(watchdog_, fmt::format("checkpoint write at step {}", done));
+  const CheckpointWritten written =
+      output.checkpoint(done, sampler_.epoch_of(done - 1), eval_loss);
   const double stall_s = stalled.seconds();
-  report.last_checkpoint = written.path;
-  ++report.checkpoints.count;
-  report.checkpoints.stall_s += stall_s;
-  report.checkpoints.write_s += written.write_s;
+  result.last_checkpoint = written.path;
+  ++result.checkpoints.count;
+  result.checkpoints.stall_s += stall_s;
+  result.checkpoints.write_s += written.write_s;
   if (written.in_background) {
     // A write still running when the next checkpoint is due: checkpoint.every is shorter than a
     // background write takes (say so: it is the cure).
@@ -114,6 +207,27 @@ void TrainingRun::after_step(int64_t done, RunOutput& output, RunReport& report)
   } else {
     spdlog::info("checkpoint: {} (training stopped {:.3f} s, write {:.3f} s)", written.path,
                  stall_s, written.write_s);
+  }
+}
+
+void TrainingRun::save(StateWriter& root) const {
+  // The schedule and the sampler are functions of the step: these are for the record.
+  const int64_t epoch = steps_done_ > 0 ? sampler_.epoch_of(steps_done_ - 1) : 0;
+  const auto scheduler = root.group("scheduler");
+  scheduler->scalar("description", trainer_.schedule().describe());
+  scheduler->scalar("step", steps_done_);
+  const auto data = root.group("data");
+  data->scalar("epoch", epoch);
+  data->scalar("step", steps_done_);
+  root.group("loop")->rank_row("log_window", meter_.window().to_row());
+}
+
+void TrainingRun::load(const StateReader& root) {
+  if (!root.has("loop")) return;
+  const auto loop = root.group("loop");
+  if (loop->has("log_window")) {
+    meter_.window() =
+        LogWindow::from_rows(loop->rank_rows("log_window"), root.rank(), root.world_size());
   }
 }
 

@@ -1,5 +1,5 @@
 // How an error is reported, shared by every place that reports one and ends the process
-// (app/report_error.cpp on the training thread, the background checkpoint writer).
+// (comm/report_error.cpp on the training thread, the background checkpoint writer).
 #pragma once
 
 #include <exception>

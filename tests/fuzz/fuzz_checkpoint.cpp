@@ -13,13 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "app/job.hpp"
 #include "comm/make_communicator.hpp"
+#include "comm/watched_world.hpp"
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
 #include "fuzz_support.hpp"
 #include "io/checkpoint.hpp"
 #include "models/make_model.hpp"
+#include "runtime/job.hpp"
 #include "runtime/mpi_env.hpp"
 #include "train/training_run.hpp"
 
@@ -39,6 +40,7 @@ const std::vector<std::string> kOverrides{
 struct Run {
   ddpt::Config config;
   ddpt::Job job;
+  ddpt::WatchedWorld world;
   std::unique_ptr<ddpt::Communicator> comm;
   ddpt::DataSplits data;
   std::unique_ptr<ddpt::Model> model;
@@ -58,14 +60,16 @@ void set_up(int* argc, char*** argv) {
   args.insert(args.end(), kOverrides.begin(), kOverrides.end());
   auto* run = new Run;
   run->config = ddpt::parse_config(args);
-  run->job = ddpt::set_up_job(run->config);
+  run->job = ddpt::set_up_job(run->config.train.threads);
+  run->world = ddpt::watch_world(MPI_COMM_WORLD, run->config.dist.timeout_s);
   run->comm = ddpt::make_communicator(run->config.ddp.backend, run->job.device.device,
-                                      MPI_COMM_WORLD, run->job.watchdog.get());
+                                      MPI_COMM_WORLD, run->world.watchdog.get());
   torch::manual_seed(static_cast<uint64_t>(run->config.run.seed));
   run->data = ddpt::make_datasets(run->config.data, run->config.run.seed);
   run->model = ddpt::make_model(run->config.model, run->data.train->info());
-  run->training = std::make_unique<ddpt::TrainingRun>(run->config, *run->comm, *run->model,
-                                                      run->data, *run->job.watchdog);
+  run->training = std::make_unique<ddpt::TrainingRun>(
+      run->config, ddpt::RunParts{*run->comm, *run->world.group, *run->model, *run->data.train,
+                                  run->data.val.get(), run->world.watchdog.get()});
   run->training->register_state(run->state);
   run->contents = {run->model->named_parameters(), run->model->named_buffers(),
                    run->config.resolved_text, &run->state};

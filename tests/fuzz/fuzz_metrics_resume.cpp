@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = ddpt::fuzz::write_input(data, size, "metrics.h5");
   ddpt::fuzz::run_under_contract([&] {
-    ddpt::RunDescription run;
+    ddpt::MetricsHeader run;
     run.version = "fuzz";
     run.device = "cpu";
     run.backend = "mpi";

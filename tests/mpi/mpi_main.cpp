@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "app/process_tuning.hpp"
+#include "runtime/process_tuning.hpp"
 #include "runtime/mpi_env.hpp"
 #include "util/log.hpp"
 

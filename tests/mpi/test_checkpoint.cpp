@@ -17,7 +17,6 @@
 #include "support/training_fixture.hpp"
 #include "train/optimizer_state.hpp"
 #include "train/rng_state.hpp"
-#include "train/trainer.hpp"
 #include "util/error.hpp"
 
 namespace ddpt::testing {
@@ -44,39 +43,51 @@ std::string file_bytes(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-struct RunResult {
+struct TrainedState {
   std::vector<double> losses;  // one per step run (log.every = 1)
   std::vector<torch::Tensor> params;
   std::vector<torch::Tensor> ema;  // moving averages, when train.ema_decay > 0
 };
 
-// Trains `config` on all ranks; saves a checkpoint every `every` steps; resumes from `resume`.
-RunResult run(const Config& config, int64_t every, const std::string& resume) {
+// Writes the checkpoints the run asks for with save_checkpoint (keeping 10), and nothing else.
+class CheckpointsOnly : public DiscardedOutput {
+ public:
+  CheckpointsOnly(std::string dir, const CheckpointContents& state, HostGroup& group)
+      : dir_(std::move(dir)), state_(state), group_(group) {}
+  CheckpointWritten checkpoint(int64_t step, int64_t epoch,
+                               std::optional<double> /*eval_loss*/) override {
+    CheckpointWritten written;
+    written.path = save_checkpoint(dir_, step, epoch, state_, group_, CheckpointConfig{1, 10});
+    return written;
+  }
+
+ private:
+  std::string dir_;
+  const CheckpointContents& state_;
+  HostGroup& group_;
+};
+
+// Trains `deck` on all ranks; saves a checkpoint every `every` steps; resumes from `resume`.
+TrainedState run(const Config& deck, int64_t every, const std::string& resume) {
+  Config config = deck;
+  config.checkpoint.every = every;
   MpiComm comm(MPI_COMM_WORLD);
   HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
-  Trainer trainer(config, comm, *model, data);
+  TrainingRun training(config, RunParts{comm, group, *model, data});
   CheckpointRegistry registry;
-  trainer.register_state(registry);
-  CpuRngState rng;
-  registry.add(rng);
+  training.register_state(registry);
   const CheckpointContents state{model->named_parameters(), model->named_buffers(),
                                  config.resolved_text, &registry};
-  if (!resume.empty()) trainer.resume_at(load_checkpoint(resume, state, comm.rank(), comm.size()));
-  Trainer::Callbacks callbacks;
-  callbacks.on_step_end = [&](int64_t done) {
-    if (every > 0 && done % every == 0) {
-      save_checkpoint(config.run.dir, done, trainer.epoch_of(done - 1), state, group,
-                      CheckpointConfig{1, 10});
-    }
-  };
-  RunResult result;
-  for (const auto& record : trainer.run(callbacks).records) result.losses.push_back(record.loss);
+  if (!resume.empty()) training.resume_at(load_checkpoint(resume, state, comm.rank(), comm.size()));
+  CheckpointsOnly output(config.run.dir, state, group);
+  TrainedState result;
+  for (const auto& record : training.run(output).records) result.losses.push_back(record.loss);
   for (const auto& p : model->named_parameters())
     result.params.push_back(p.tensor.detach().clone());
-  for (const auto& a : trainer.ema_averages()) result.ema.push_back(a.tensor.clone());
+  for (const auto& a : training.trainer().ema_averages()) result.ema.push_back(a.tensor.clone());
   return result;
 }
 
@@ -95,14 +106,14 @@ void expect_exact_resume(double ema_decay, int64_t zero = 0) {
   config.ddp.zero = zero;
   config.ddp.first_bucket_mb = 1000 * 4 / 1048576.0;  // several buckets: ZeRO-1 blocks cut
   config.ddp.bucket_mb = 2000 * 4 / 1048576.0;        // parameters
-  const RunResult whole = run(config, 20, "");
+  const TrainedState whole = run(config, 20, "");
   ASSERT_EQ(whole.losses.size(), 40u);
   const std::string at20 = dir + "/checkpoints/step_00000020.h5";
   ASSERT_TRUE(fs::exists(at20));
   EXPECT_EQ(fs::read_symlink(dir + "/checkpoints/latest"), "step_00000040.h5");
   EXPECT_EQ(latest_checkpoint(dir), fs::canonical(dir + "/checkpoints/step_00000040.h5").string());
 
-  const RunResult resumed = run(config, 0, at20);
+  const TrainedState resumed = run(config, 0, at20);
   ASSERT_EQ(resumed.losses.size(), 20u);
   for (size_t i = 0; i < 20; ++i) {
     EXPECT_EQ(resumed.losses[i], whole.losses[20 + i]) << "step " << 21 + i;

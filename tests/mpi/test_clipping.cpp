@@ -8,7 +8,6 @@
 #include "data/synthetic_classification.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
-#include "train/trainer.hpp"
 
 namespace ddpt::testing {
 namespace {
@@ -28,14 +27,16 @@ OneStep sgd_step(Config config, double clip, MPI_Comm comm) {
   config.train.steps = 1;
   config.log.every = 1;
   MpiComm communicator(comm);
+  HostGroup group(comm, /*watchdog=*/nullptr);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
   std::vector<torch::Tensor> before;
   for (const auto& p : model->named_parameters()) before.push_back(p.tensor.detach().clone());
-  Trainer trainer(config, communicator, *model, data);
+  TrainingRun training(config, RunParts{communicator, group, *model, data});
+  DiscardedOutput output;
   OneStep out;
-  out.logged_norm = trainer.run().records.at(0).grad_norm;
+  out.logged_norm = training.run(output).records.at(0).grad_norm;
   const auto after = model->named_parameters();
   for (size_t i = 0; i < before.size(); ++i)
     out.delta.push_back(after[i].tensor.detach() - before[i]);

@@ -12,7 +12,6 @@
 #include "ddp/reducer.hpp"
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
-#include "train/trainer.hpp"
 #include "util/error.hpp"
 
 namespace ddpt::testing {
@@ -59,7 +58,7 @@ int rank() {
 // spike guard's learning-rate factor at the end.
 struct Trace {
   std::vector<std::vector<torch::Tensor>> params;
-  TrainSummary summary;
+  RunResult summary;
   double spike_lr_factor = 1;
 };
 Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned,
@@ -72,7 +71,8 @@ Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned
   PoisonedModel model(make_model(config.model, config.data.features, config.data.classes),
                       rank() == world_size() - 1 ? std::move(poisoned) : std::set<int64_t>{},
                       factor);
-  Trainer trainer(config, comm, model, data);
+  HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
+  TrainingRun training(config, RunParts{comm, group, model, data});
   Trace trace;
   auto snapshot = [&] {
     std::vector<torch::Tensor> now;
@@ -80,10 +80,9 @@ Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned
     trace.params.push_back(now);
   };
   snapshot();
-  Trainer::Callbacks callbacks;
-  callbacks.on_step_end = [&](int64_t) { snapshot(); };
-  trace.summary = trainer.run(callbacks);
-  trace.spike_lr_factor = trainer.facts().spike_lr_factor;
+  DiscardedOutput output;
+  trace.summary = training.run(output, [&](int64_t) { snapshot(); });
+  trace.spike_lr_factor = training.trainer().facts().spike_lr_factor;
   return trace;
 }
 

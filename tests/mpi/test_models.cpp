@@ -86,14 +86,16 @@ TEST(Models, CnnBuffersFollowRankZero) {
   config.train.steps = 30;
   config.log.every = 10;
   MpiComm comm(MPI_COMM_WORLD);
+  HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const DataSplits data = make_datasets(config.data, config.run.seed);
   auto model = make_model(config.model, data.train->info());
-  Trainer trainer(config, comm, *model, *data.train);
-  const std::vector<StepRecord> records = trainer.run().records;
+  TrainingRun training(config, RunParts{comm, group, *model, *data.train});
+  DiscardedOutput output;
+  const std::vector<StepRecord> records = training.run(output).records;
   ASSERT_EQ(records.size(), 3u);
   EXPECT_LT(records.back().loss, records.front().loss);
-  trainer.sync_buffers();  // as the next step would
+  training.trainer().sync_buffers();  // as the next step would
   const auto buffers = model->named_buffers();
   ASSERT_FALSE(buffers.empty());
   for (const auto& b : buffers) {

@@ -11,7 +11,8 @@
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
-#include "train/trainer.hpp"
+#include "comm/host_group.hpp"
+#include "train/training_run.hpp"
 
 namespace ddpt::testing {
 
@@ -37,14 +38,16 @@ Config small_config(OptimizerType optimizer) {
 
 TrainedRun train(const Config& config, MPI_Comm comm) {
   MpiComm communicator(comm);
+  HostGroup group(comm, /*watchdog=*/nullptr);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const DataSplits data = make_datasets(config.data, config.run.seed);
   auto model = make_model(config.model, data.train->info());
   freeze_parameters(*model, config.model.freeze);
-  Trainer trainer(config, communicator, *model, *data.train);
+  TrainingRun training(config, RunParts{communicator, group, *model, *data.train});
+  DiscardedOutput output;
   TrainedRun run;
-  run.records = trainer.run().records;
-  run.facts = trainer.facts();
+  run.records = training.run(output).records;
+  run.facts = training.trainer().facts();
   for (const auto& p : model->named_parameters()) run.params.push_back(p.tensor.detach().clone());
   for (const auto& b : model->named_buffers()) run.buffers.push_back(b.tensor.detach().clone());
   return run;

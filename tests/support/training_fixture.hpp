@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "train/trainer.hpp"
+#include "support/discarded_output.hpp"
+#include "train/training_run.hpp"
 
 namespace ddpt::testing {
 

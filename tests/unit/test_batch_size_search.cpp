@@ -59,9 +59,9 @@ TEST(BatchSizeSearch, AnUnresolvedAutoIsNotABatchSize) {
   config.train.batch_size = 0;
   EXPECT_THROW(per_rank_batch(config.train, 2), std::logic_error);
   // eval and predict take the training batch when eval.batch_size is 0: not an unresolved auto.
-  EXPECT_THROW(eval_batch_size(config, 2), ConfigError);
+  EXPECT_THROW(eval_batch_size(config.eval, config.train, 2), ConfigError);
   config.eval.batch_size = 5;
-  EXPECT_EQ(eval_batch_size(config, 2), 5);
+  EXPECT_EQ(eval_batch_size(config.eval, config.train, 2), 5);
   config.train.batch_size = 48;  // found by train
   EXPECT_EQ(per_rank_batch(config.train, 2), 48);
 }

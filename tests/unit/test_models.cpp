@@ -131,7 +131,7 @@ double parameters_of(Model& model) {
   return count;
 }
 
-// planned_parameter_count sizes a deck's model without building it (app/memory_check.hpp): it
+// planned_parameter_count sizes a deck's model without building it (setup/memory_check.hpp): it
 // must equal what make_model builds, for every built-in model and shape change.
 TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
   const std::vector<DatasetInfo> rows = {{Task::kClassification, {12}, 5},

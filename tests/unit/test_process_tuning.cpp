@@ -1,6 +1,6 @@
 // tune_process()'s malloc settings: memory freed by one step is reused by the next, on the main
 // thread and on others (the communication thread's reduction buffers), instead of being unmapped
-// and faulted in again page by page (see app/process_tuning.cpp for what that cost).
+// and faulted in again page by page (see runtime/process_tuning.cpp for what that cost).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -9,7 +9,7 @@
 #include <memory>
 #include <thread>
 
-#include "app/process_tuning.hpp"
+#include "runtime/process_tuning.hpp"
 
 namespace ddpt {
 namespace {

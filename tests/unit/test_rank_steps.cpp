@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "app/rank_steps.hpp"
+#include "train/rank_steps.hpp"
 
 namespace ddpt {
 namespace {

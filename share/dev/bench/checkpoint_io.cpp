@@ -20,7 +20,7 @@
 #include <system_error>
 #include <vector>
 
-#include "app/process_tuning.hpp"
+#include "runtime/process_tuning.hpp"
 #include "benchmarks.hpp"
 #include "comm/mpi_comm.hpp"
 #include "h5/h5_fletcher32.hpp"
@@ -130,7 +130,7 @@ int ddpt::bench::run_checkpoint(int argc, char** argv) {
   double append_us = 0;
   if (rank0) {
     auto metrics = MetricsWriter::create_or_resume(
-        dir + "/metrics.h5", RunDescription{"bench", 1, 1, "cpu", "mpi", ""}, 0,
+        dir + "/metrics.h5", MetricsHeader{"bench", 1, 1, "cpu", "mpi", ""}, 0,
         /*log_every=*/1);
     constexpr int kRows = 1000;
     Stopwatch m;

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "app/process_tuning.hpp"
+#include "runtime/process_tuning.hpp"
 #include "benchmarks.hpp"
 #include "models/gpt.hpp"
 #include "train/optimizer.hpp"

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by the benchmarks that run a PyTorch anchor: `pytorch_malloc`, mpirun flags that give the
-# anchor's processes the malloc settings ddptrain gives itself (src/app/process_tuning.cpp: no
+# anchor's processes the malloc settings ddptrain gives itself (src/runtime/process_tuning.cpp: no
 # mmapped blocks, one arena, freed memory kept up to 1 GiB).
 #
 # Why: with glibc's defaults every large tensor PyTorch frees (AdamW's temporaries, gradients set

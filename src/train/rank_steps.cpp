@@ -1,11 +1,10 @@
-#include "app/rank_steps.hpp"
+#include "train/rank_steps.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 
-#include "util/check.hpp"
 #include "util/process_identity.hpp"
 
 namespace ddpt {

@@ -1,4 +1,4 @@
-#include "app/process_tuning.hpp"
+#include "runtime/process_tuning.hpp"
 
 #include <malloc.h>
 

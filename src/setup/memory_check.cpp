@@ -1,4 +1,4 @@
-#include "app/memory_check.hpp"
+#include "setup/memory_check.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "models/make_model.hpp"
 #include "runtime/host_memory.hpp"
 #include "util/byte_size.hpp"
-#include "util/check.hpp"
+#include "util/error.hpp"
 
 namespace ddpt {
 namespace {
@@ -59,7 +59,8 @@ std::optional<MemoryNeed> model_need(const Config& config, const DatasetInfo& in
 
 }  // namespace
 
-void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job) {
+void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job,
+                       HostGroup& group) {
   std::vector<MemoryNeed> needs;
   if (auto need = synthetic_data_need(config.data, data)) needs.push_back(*need);
   if (job.device.device.is_cpu()) {
@@ -70,7 +71,7 @@ void check_host_memory(const Config& config, const DatasetInfo& data, const Job&
   // takes the same decision.
   const int64_t mine = memory ? memory->available_bytes / job.topology.local_size
                               : std::numeric_limits<int64_t>::max();
-  const int64_t per_rank = job.group->min("host memory check", mine);
+  const int64_t per_rank = group.min("host memory check", mine);
   double total = 0;
   for (const MemoryNeed& need : needs) total += need.bytes;
   if (total <= static_cast<double>(per_rank)) return;

@@ -1,4 +1,5 @@
-#include "app/commands.hpp"
+#include "comm/report_error.hpp"
+
 #include "comm/make_communicator.hpp"
 #include "util/error.hpp"
 #include "util/error_text.hpp"

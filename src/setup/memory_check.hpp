@@ -4,17 +4,19 @@
 // kills the job without a word.
 #pragma once
 
-#include "app/job.hpp"
+#include "comm/host_group.hpp"
 #include "config/config.hpp"
 #include "data/dataset.hpp"
+#include "runtime/job.hpp"
 
 namespace ddpt {
 
-// Collective over job.group (every rank decides on the smallest memory per rank of any node,
+// Collective over `group` (every rank decides on the smallest memory per rank of any node,
 // so all raise the same ConfigError, exit 2). `data`: what the deck's data will be
 // (deck_data_info). Counts only memory that certainly exists (synthetic data held in memory; on
 // the CPU the fp32 weights, gradients and optimizer moments): a lower bound, so a run that fits
 // is never refused.
-void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job);
+void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job,
+                       HostGroup& group);
 
 }  // namespace ddpt

@@ -1,4 +1,4 @@
-#include "app/command_flags.hpp"
+#include "config/command_flags.hpp"
 
 #include "util/error.hpp"
 

@@ -1,0 +1,28 @@
+// Where this rank runs, found once at the start of every subcommand with a deck: its place among
+// the ranks and nodes, the device it drives (and its CPU threads), and the launcher's environment.
+#pragma once
+
+#include <cstdint>
+
+#include "config/environment.hpp"
+#include "runtime/device.hpp"
+#include "runtime/topology.hpp"
+
+namespace ddpt {
+
+struct Job {
+  Topology topology;
+  DeviceChoice device;
+  LaunchEnvironment launch;  // read once, here
+};
+
+// Collective over MPI_COMM_WORLD (the topology): detects the topology, then chooses and applies
+// the device, with `requested_threads` CPU threads per rank (train.threads; 0: decide).
+Job set_up_job(int64_t requested_threads);
+
+// Refuses (exit 2, this rank) a node with more ranks than visible GPUs, where ranks would share a
+// GPU: NCCL cannot put two ranks on one GPU, and sharing one halves each rank's memory. A node
+// without GPUs (ranks on CPUs) passes.
+void check_one_rank_per_gpu(const Job& job);
+
+}  // namespace ddpt

@@ -1,0 +1,109 @@
+#include "setup/training_setup.hpp"
+
+#include <cstdlib>
+
+#include "comm/make_communicator.hpp"
+#include "models/cpu_convolutions.hpp"
+#include "models/make_model.hpp"
+#include "setup/memory_check.hpp"
+#include "train/batch_size_search.hpp"
+#include "util/error.hpp"
+#include "util/version.hpp"
+
+namespace ddpt {
+namespace {
+
+// train.deterministic: LibTorch's deterministic algorithms, on every device.
+void make_deterministic() {
+  // cuBLAS is deterministic only with a fixed workspace; LibTorch refuses the first GEMM on a GPU
+  // without this setting. Read when the first cuBLAS handle is made, so set it before.
+  setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  at::globalContext().setDeterministicAlgorithms(true, false);
+}
+
+// Evaluation needs validation data: a deck that asks for it without naming any is wrong.
+void check_validation_split(const Config& config, const DataSplits& data) {
+  if (data.val) return;
+  const char* wanted = config.eval.every > 0         ? "eval.every"
+                       : config.checkpoint.keep_best ? "checkpoint.keep_best"
+                                                     : nullptr;
+  if (wanted) {
+    throw ConfigError(std::string("option '") + wanted +
+                      "' needs validation data: set data.val_fraction, or name validation "
+                      "datasets (data.val_inputs/val_targets, data.val_tokens)");
+  }
+}
+
+// The data and the model, memory checked before anything large is allocated: synthetic data are
+// made in memory from the deck alone, so before make_datasets; a data file is read batch by
+// batch, so after it, from the shape make_datasets read (not opening the file a second time).
+void make_data_and_model(const Config& config, TrainingSetup& setup) {
+  const bool synthetic =
+      config.data.type != DataType::kHdf5 && config.data.type != DataType::kTokens;
+  HostGroup& group = *setup.world.group;
+  if (synthetic) check_host_memory(config, deck_data_info(config.data), setup.job, group);
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
+  setup.data = make_datasets(config.data, config.run.seed);
+  check_validation_split(config, setup.data);
+  const DatasetInfo info = setup.data.train->info();
+  if (!synthetic) check_host_memory(config, info, setup.job, group);
+  setup.model = make_model(config.model, info);
+  setup.freeze = freeze_parameters(*setup.model, config.model.freeze);
+}
+
+MetricsHeader metrics_header(const TrainingSetup& setup) {
+  MetricsHeader header;
+  header.version = ddptrain_version();
+  header.world_size = setup.comm->size();
+  header.nodes = setup.job.topology.node_count;
+  header.device = setup.job.device.device.str();
+  header.backend = setup.comm->backend_name();
+  header.config = setup.config.resolved_text;
+  header.task = setup.data.train->info().task;
+  return header;
+}
+
+// The run and its files; the checkpoint train.resume names loaded into the run's state.
+void make_run_and_files(TrainingSetup& setup) {
+  RunParts parts{*setup.comm, *setup.world.group, *setup.model, *setup.data.train,
+                 setup.data.val.get(), setup.world.watchdog.get()};
+  setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
+  setup.run->register_state(setup.state);
+  // Every parameter, frozen ones too: the checkpoint is the whole model.
+  setup.files = std::make_unique<RunFiles>(
+      setup.config,
+      CheckpointContents{setup.model->named_parameters(), setup.model->named_buffers(),
+                         setup.config.resolved_text, &setup.state},
+      *setup.world.group);
+  setup.resume_path = setup.files->checkpoint_to_resume();
+  if (setup.resume_path.empty()) return;
+  const Watchdog::Scope watched =
+      setup.world.watchdog->watch("checkpoint read of " + setup.resume_path);
+  setup.resume_step = setup.files->load(setup.resume_path);
+  setup.run->resume_at(setup.resume_step);
+}
+
+}  // namespace
+
+std::unique_ptr<TrainingSetup> set_up_training(
+    const Config& config, const std::function<void(const TrainingSetup&)>& ready) {
+  auto setup = std::make_unique<TrainingSetup>();
+  setup->job = set_up_job(config.train.threads);
+  check_one_rank_per_gpu(setup->job);
+  warn_of_cpu_convolution_problem(setup->job);
+  setup->world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
+  if (config.train.deterministic) make_deterministic();
+  setup->comm = make_communicator(config.ddp.backend, setup->job.device.device, MPI_COMM_WORLD,
+                                  setup->world.watchdog.get());
+  make_data_and_model(config, *setup);
+  // From here on, train.batch_size = auto is a number (the deck's text in run.config still says
+  // auto).
+  setup->config = with_batch_size_found(config, *setup->comm, *setup->world.group, *setup->model,
+                                        *setup->data.train);
+  make_run_and_files(*setup);
+  setup->files->open(metrics_header(*setup), setup->resume_step);  // only now is anything written
+  if (ready) ready(*setup);
+  return setup;
+}
+
+}  // namespace ddpt
