@@ -122,6 +122,11 @@ OptionTable make_table(Config& c) {
            "keep an exponential moving average of the weights with this decay (e.g. 0.999), "
            "used for evaluation, eval and predict, and saved in checkpoints; 0 = off",
            in_unit_interval())
+      .add("train.loss_chunk", &c.train.loss_chunk,
+           "next-token models with a linear head (gpt): compute the training loss with the "
+           "head's logits this many tokens at a time, in forward and again in backward, instead "
+           "of all of them at once (saves their memory: vocab x tokens floats); 0 = all at once",
+           at_least(0))
       .add("train.patience", &c.train.patience,
            "early stopping: stop after this many evaluations (eval.every) in a row without the "
            "validation loss improving on the best by train.min_delta; 0 = off",

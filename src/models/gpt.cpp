@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/causal_attention.hpp"
+#include "models/chunked_cross_entropy.hpp"
 #include "models/linear.hpp"
 #include "util/error.hpp"
 
@@ -98,6 +99,11 @@ class GptNetImpl : public nn::Module {
   }
 
   torch::Tensor forward(const torch::Tensor& tokens) {
+    return ddpt::linear(hidden(tokens), head_weight()).view({tokens.size(0), tokens.size(1), -1});
+  }
+
+  // The last layer norm's output, one row per token: [N T, C].
+  torch::Tensor hidden(const torch::Tensor& tokens) {
     const int64_t windows = tokens.size(0);
     const int64_t time = tokens.size(1);
     if (time > block_) {
@@ -112,9 +118,11 @@ class GptNetImpl : public nn::Module {
     // matmul and then a second pass over the output to add the bias).
     x = x.view({windows * time, -1});
     for (auto& block : *h_) x = block->as<BlockImpl>()->forward(x, windows);
-    x = ln_f_(x);
-    return (lm_head_ ? lm_head_(x) : ddpt::linear(x, wte_->weight)).view({windows, time, -1});
+    return ln_f_(x);
   }
+
+  // The head's weight [vocab, C]: the token embedding's (tied, as GPT-2) or lm_head's.
+  const torch::Tensor& head_weight() const { return lm_head_ ? lm_head_->weight : wte_->weight; }
 
  private:
   void initialise(const GptSpec& spec) {
@@ -165,6 +173,12 @@ Gpt::Gpt(const GptSpec& spec) {
 
 torch::Tensor Gpt::forward(const torch::Tensor& tokens) {
   return static_cast<GptNetImpl&>(*net_).forward(tokens);
+}
+
+std::optional<torch::Tensor> Gpt::chunked_loss(const torch::Tensor& tokens,
+                                               const torch::Tensor& targets, int64_t rows) {
+  auto& net = static_cast<GptNetImpl&>(*net_);
+  return chunked_cross_entropy(net.hidden(tokens), net.head_weight(), targets.reshape({-1}), rows);
 }
 
 double Gpt::parameter_count(const GptSpec& spec) {

@@ -27,6 +27,8 @@ class Gpt final : public ModuleModel {
   // The parameters of that GPT, without building it (a double: an absurd deck overflows int64).
   static double parameter_count(const GptSpec& spec);
   torch::Tensor forward(const torch::Tensor& tokens) override;
+  std::optional<torch::Tensor> chunked_loss(const torch::Tensor& tokens,
+                                            const torch::Tensor& targets, int64_t rows) override;
 
  private:
   torch::nn::Module& root() override { return *net_; }

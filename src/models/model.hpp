@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,14 @@ class Model {
   // Floating-point operations of one sample's forward pass (a multiply-add counts 2); 0 where
   // unknown (TorchScript). Training costs about 3x this (backward is about twice the forward).
   virtual double forward_flops_per_sample() const { return 0; }
+  // Next-token models whose last layer is a linear head: the mean cross-entropy of `inputs`
+  // against `targets` with the head's logits made `rows` tokens at a time, never all at once
+  // (models/chunked_cross_entropy.hpp). Empty where the model has no such path.
+  virtual std::optional<torch::Tensor> chunked_loss(const torch::Tensor& /*inputs*/,
+                                                    const torch::Tensor& /*targets*/,
+                                                    int64_t /*rows*/) {
+    return std::nullopt;
+  }
 };
 
 int64_t parameter_count(Model& model);

@@ -112,6 +112,12 @@ torch::Tensor Trainer::batch_loss(const Batch& batch) {
   const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
   const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
   const AutocastScope autocast(precision_, comm_.device());
+  if (config_.train.loss_chunk > 0 && info_.task == Task::kNextToken) {
+    if (std::optional<torch::Tensor> loss =
+            model_.chunked_loss(inputs, targets, config_.train.loss_chunk)) {
+      return *loss;
+    }
+  }
   return task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets);
 }
 

@@ -9,7 +9,8 @@
 #     PyTorch (CUDA), its CUDA toolkit and the NCCL of PyTorch's nvidia-nccl wheel; meanwhile
 #     the torch.compile variant of the PyTorch benchmark runs (it compiles on the CPUs too);
 #  3. saves the executables to $OUT/bin.tar.gz (a second call can carry them: BIN_TARBALL);
-#  4. benchmarks GPT-2 124M in bf16 on the GPU: ddptrain twice around PyTorch eager
+#  4. benchmarks GPT-2 124M in bf16 on the GPU: ddptrain twice around PyTorch eager (the second
+#     run with train.loss_chunk = 2048, the chunked loss)
 #     (share/dev/gpu/gpt2_pytorch.py), and prints the table (tokens/s, MFU against the bf16
 #     matrix rate measured in the same call, peak GPU memory, checkpoint write time);
 #  5. runs `ctest -L gpu` and FAILS if any of those tests skipped or did not run.
@@ -195,21 +196,27 @@ peak_memory() {
   echo "PEAK_GPU_MIB=${peak:-unknown}" >>"$log"
   return $rc
 }
-# ddptrain_gpt2 N: the everyday deck on one GPU, batch 16 x 1024, 60 steps, a checkpoint after
-# the last. gpt2_table.py takes the throughput from the rows of steps 11..50 (after the warm-up
-# row, before the row that holds the checkpoint), the write time from the checkpoint line.
+# ddptrain_gpt2 N [SWITCH...]: the everyday deck on one GPU, batch 16 x 1024, 60 steps, a
+# checkpoint after the last, with the speed switches given (the table names them in the run's
+# row). gpt2_table.py takes the throughput from the rows of steps 11..50 (after the warm-up row,
+# before the row that holds the checkpoint), the write time from the checkpoint line.
 ddptrain_gpt2() {
+  local run=$1
+  shift
   rm -rf /tmp/gpt2_run
-  peak_memory "$logs/ddptrain_gpt2_$1.log" timeout 120 "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg \
+  peak_memory "$logs/ddptrain_gpt2_$run.log" timeout 120 "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg \
     --train.steps=60 --log.every=10 --train.global_batch=16 --train.grad_accum=1 \
     --data.type=synthetic_tokens --data.samples=1024 --data.vocab=50257 --eval.every=0 \
     --checkpoint.keep_best=false --checkpoint.every=60 --train.resume=none \
-    --run.dir=/tmp/gpt2_run || say "ddptrain GPT-2 run $1 FAILED (ddptrain_gpt2_$1.log)"
+    --run.dir=/tmp/gpt2_run "$@" || say "ddptrain GPT-2 run $run FAILED (ddptrain_gpt2_$run.log)"
+  echo "SWITCHES=$*" >>"$logs/ddptrain_gpt2_$run.log"
 }
+# Run 1 plain, run 2 with the chunked loss (train.loss_chunk: no 16 x 1024 x 50304 fp32 logits),
+# PyTorch eager between them.
 ddptrain_gpt2 1
 peak_memory "$logs/pytorch_eager.log" timeout 150 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" \
   --impl eager_foreach --impl eager_fused || say "PyTorch eager FAILED (pytorch_eager.log)"
-ddptrain_gpt2 2
+ddptrain_gpt2 2 --train.loss_chunk=2048
 "$python" share/dev/gpu/gpt2_table.py "$logs" | tee -a "$report"
 grep -hE "device|precision|optimizer state|step time|checkpoint:|error" "$logs"/ddptrain_gpt2_1.log |
   tee -a "$report"

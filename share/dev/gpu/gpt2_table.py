@@ -58,7 +58,8 @@ def main():
                   re.finditer(r"^step +(\d+)/(?:\d+) .*?samples/s ([\d.]+)", text, re.M)
                   if 10 < int(m.group(1)) <= 50]
         rate = statistics.median(steady) if steady else None
-        rows.append(("ddptrain run %d" % run, rate,
+        switches = field(text, r"(?m)^SWITCHES=(.*)$", str)
+        rows.append(("ddptrain run %d%s" % (run, " (%s)" % switches if switches else ""), rate,
                      "%.0f..%.0f" % (min(steady), max(steady)) if steady else "", None,
                      field(text, r"PEAK_GPU_MIB=(\d+)"),
                      field(text, r"checkpoint: .* write ([\d.]+) s\)")))
