@@ -4,7 +4,8 @@
 # it there; elsewhere it reports "[  SKIPPED ]" and ctest counts it as skipped, not passed).
 #  - fp32: 30 steps on the GPU end within 1e-4 (relative, per parameter) of the same 30 steps on
 #    the CPU, with SGD and with AdamW;
-#  - the GPU run's summary splits its step on the GPU (CUDA events): the phases add up;
+#  - the GPU run's summary splits its step on the GPU (CUDA events): the phases add up (never run
+#    on a GPU yet);
 #  - bf16 (autocast): a small GPT's logged loss falls by a fifth over 100 steps;
 #  - fp16 with dynamic loss scaling: an initial scale of 1e30 overflows the first step, which is
 #    skipped (skipped_steps = 1) and backs the scale off to 1e4 (x 1e-26); the loss still falls;
@@ -17,8 +18,10 @@
 #  - train.deterministic = true runs on the GPU (cuBLAS's workspace setting) and repeats exactly;
 #  - more ranks on the node than GPUs is refused with exit code 2;
 #  - a GPU out of memory is exit code 6 and one error line naming the batch size;
-#  - train.batch_size = auto finds a size that trains, and one sample more did not fit;
-#  - `ddptrain bench comm` runs on NCCL with CUDA tensors and checks its results.
+#  - train.batch_size = auto finds a size that trains, and one sample more did not fit (never run
+#    on a GPU yet);
+#  - `ddptrain bench comm` runs on NCCL with CUDA tensors and checks its results (never run on a
+#    GPU yet).
 # The CPU runs hide the GPU with CUDA_VISIBLE_DEVICES=''. Checkpoints are read with h5py
 # ($DDPTRAIN_PYTHON, default /usr/bin/python3).
 # Usage: gpu_training.sh MPIEXEC DDPTRAIN DECK

@@ -34,9 +34,22 @@ report=$out/report.txt
 # $OUT brings back at most 8 files: the report, the executables and one archive of the logs.
 logs=${LOGS:-/tmp/ddptrain-gpu-logs}
 rm -rf "$logs" && mkdir -p "$logs"
-trap 'tar -czf "$out/logs.tar.gz" -C "$logs" .' EXIT
+# The logs are packed after each stage, not only at the exit: a call killed at its limit still
+# brings back what the stages before it wrote.
+pack() { tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null; }
+trap pack EXIT
+# A crash (the deterministic-mode segfault) must not spend the call writing a core file.
+ulimit -c 0
 say() { echo "[$((SECONDS - started)) s] $*" | tee -a "$report"; }
 left() { echo $((budget - (SECONDS - started))); }
+# limit WANT: a stage's timeout: WANT seconds, or what the budget leaves after 15 s kept for
+# packing the logs, if that is less; at least 1 (timeout 0 would mean no limit at all).
+limit() {
+  local room=$(($(left) - 15))
+  ((room < $1)) || room=$1
+  ((room >= 1)) || room=1
+  echo "$room"
+}
 : >"$report"
 failed=0
 
@@ -118,7 +131,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=c
 # --- 2. build (the compiled PyTorch variant runs meanwhile) ---------------------------------------
 bench=(--batch 16 --block 1024 --steps 10 --chunks 3)
 if [[ ${1:-} != --configure-only && -z ${BIN_TARBALL:-} ]]; then
-  timeout 300 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" --impl compiled_fused \
+  timeout "$(limit 300)" "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" --impl compiled_fused \
     >"$logs/pytorch_compiled.log" 2>&1 &
   compiled_pid=$!
 fi
@@ -144,7 +157,7 @@ if [[ -n ${BIN_TARBALL:-} ]]; then
   rm -rf "${build:?}/bin" && tar -xzf "$BIN_TARBALL" -C "$build" && mv "$build/ddptrain-bin" "$build/bin"
   say "executables from $BIN_TARBALL (not built here)"
 else
-  timeout 330 cmake --build "$build" -j "$(nproc)" \
+  timeout "$(limit 330)" cmake --build "$build" -j "$(nproc)" \
     --target ddptrain ddptrain-h5probe ddptrain_mpi_tests ddptrain_watchdog_cuda_probe \
     >"$logs/build.log" 2>&1
   rc=$?
@@ -153,6 +166,7 @@ else
   rm -rf /tmp/ddptrain-bin && cp -r "$build/bin" /tmp/ddptrain-bin && strip /tmp/ddptrain-bin/* 2>/dev/null
   tar -czf "$out/bin.tar.gz" -C /tmp ddptrain-bin
 fi
+pack
 missing=$(ldd "$build/bin/ddptrain" | grep "not found" || true)
 [[ -z $missing ]] || say "unresolved libraries: $missing"
 "$build/bin/ddptrain" info >"$logs/info.txt" 2>&1
@@ -164,7 +178,7 @@ fi
 # Open question (NOTES.md): with CUBLAS_WORKSPACE_CONFIG set, ddptrain crashed in LibTorch's
 # regex that parses it. Does PyTorch alone crash, and do ddptrain and python load the same C++
 # runtime?
-CUBLAS_WORKSPACE_CONFIG=:4096:8 timeout 60 "$python" -c "
+CUBLAS_WORKSPACE_CONFIG=:4096:8 timeout "$(limit 60)" "$python" -c "
 import torch
 a = torch.randn(64, 64, device='cuda')
 (a @ a).sum().item()
@@ -176,7 +190,7 @@ say "ddptrain's C++ runtime: $(ldd "$build/bin/ddptrain" | awk '/libstdc/ {print
 # And whose copy of std::regex's compiler LibTorch's calls bind to (the suspicion: NOTES.md).
 # LD_BIND_NOW binds, and LD_DEBUG reports, every symbol at start.
 say "std::regex compiler, calls bound (count from -> to): $(LD_BIND_NOW=1 LD_DEBUG=bindings \
-  timeout 60 "$build/bin/ddptrain" --version 2>&1 |
+  timeout "$(limit 60)" "$build/bin/ddptrain" --version 2>&1 |
   awk '/binding file .*8__detail9_Compiler/ { n = split($4, a, "/"); m = split($7, b, "/"); print a[n] " -> " b[m] }' |
   sort | uniq -c | tr -s ' \n' ' ')"
 
@@ -204,18 +218,20 @@ ddptrain_gpt2() {
   local run=$1
   shift
   rm -rf /tmp/gpt2_run
-  peak_memory "$logs/ddptrain_gpt2_$run.log" timeout 120 "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg \
+  peak_memory "$logs/ddptrain_gpt2_$run.log" timeout "$(limit 120)" "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg \
     --train.steps=60 --log.every=10 --train.global_batch=16 --train.grad_accum=1 \
     --data.type=synthetic_tokens --data.samples=1024 --data.vocab=50257 --eval.every=0 \
     --checkpoint.keep_best=false --checkpoint.every=60 --train.resume=none \
     --run.dir=/tmp/gpt2_run "$@" || say "ddptrain GPT-2 run $run FAILED (ddptrain_gpt2_$run.log)"
   echo "SWITCHES=$*" >>"$logs/ddptrain_gpt2_$run.log"
+  pack
 }
 # Run 1 plain, run 2 with the chunked loss (train.loss_chunk: no 16 x 1024 x 50304 fp32 logits),
 # PyTorch eager between them.
 ddptrain_gpt2 1
-peak_memory "$logs/pytorch_eager.log" timeout 150 "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" \
+peak_memory "$logs/pytorch_eager.log" timeout "$(limit 150)" "$python" share/dev/gpu/gpt2_pytorch.py "${bench[@]}" \
   --impl eager_foreach --impl eager_fused || say "PyTorch eager FAILED (pytorch_eager.log)"
+pack
 ddptrain_gpt2 2 --train.loss_chunk=2048
 "$python" share/dev/gpu/gpt2_table.py "$logs" | tee -a "$report"
 grep -hE "device|precision|optimizer state|step time|checkpoint:|error" "$logs"/ddptrain_gpt2_1.log |
@@ -223,9 +239,7 @@ grep -hE "device|precision|optimizer state|step time|checkpoint:|error" "$logs"/
 grep -hE "RESULT|CHECKPOINT|Error|error" "$logs"/pytorch_*.log | tee -a "$report"
 
 # --- 5. the GPU tests: none may skip ------------------------------------------------------------
-limit=$(left)
-((limit > 30)) || limit=30
-(cd "$build" && timeout "$limit" ctest -L gpu -V) >"$logs/ctest_gpu.log" 2>&1
+(cd "$build" && timeout "$(limit 600)" ctest -L gpu -V) >"$logs/ctest_gpu.log" 2>&1
 rc=$?
 grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Skipped|Not Run|SKIPPED" "$logs/ctest_gpu.log" | tee -a "$report"
 if ((rc != 0)); then
