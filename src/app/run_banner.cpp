@@ -31,17 +31,14 @@ std::string human_flops(double flops) {
 // What the banner reads: the setup, and what the trainer was built into.
 struct BannerInputs {
   const TrainingSetup& setup;
-  const Config& config;
-  const Communicator& comm;
-  Model& model;
   const TrainerFacts trainer;
 };
 
 // The model, its compute, precision and frozen parameters.
 void log_model(const BannerInputs& in, int64_t global_batch) {
-  spdlog::info("  model           : {} ({} parameters)", in.model.describe(),
-               parameter_count(in.model));
-  if (const double flops = in.model.forward_flops_per_sample(); flops > 0) {
+  spdlog::info("  model           : {} ({} parameters)", in.setup.model->describe(),
+               parameter_count(*in.setup.model));
+  if (const double flops = in.setup.model->forward_flops_per_sample(); flops > 0) {
     spdlog::info("  compute         : {} per sample forward, about {} per training step",
                  human_flops(flops), human_flops(3 * flops * static_cast<double>(global_batch)));
   }
@@ -53,15 +50,15 @@ void log_model(const BannerInputs& in, int64_t global_batch) {
                    : std::string());
   if (in.setup.freeze.frozen_tensors > 0) {
     spdlog::info("  trainable       : {} values; frozen: {} values in {} tensors ({})",
-                 in.setup.freeze.trainable_values, in.setup.freeze.frozen_values, in.setup.freeze.frozen_tensors,
-                 in.config.model.freeze);
+                 in.setup.freeze.trainable_values, in.setup.freeze.frozen_values,
+                 in.setup.freeze.frozen_tensors, in.setup.config.model.freeze);
   }
 }
 
 // The data, the batch, the buckets and the optimizer.
 void log_training(const BannerInputs& in, int64_t batch) {
-  const Config& config = in.config;
-  const int ranks = in.comm.size();
+  const Config& config = in.setup.config;
+  const int ranks = in.setup.comm->size();
   spdlog::info("  data            : {}", in.setup.data.train->describe());
   if (in.setup.data.val) spdlog::info("  validation      : {}", in.setup.data.val->describe());
   spdlog::info("  batch           : {} per rank{} x {} micro-steps x {} ranks = {} per step", batch,
@@ -123,11 +120,10 @@ std::string describe_job(const Job& job, const std::string& backend) {
 }
 
 void log_run_banner(const TrainingSetup& setup) {
-  const BannerInputs in{setup, setup.config, *setup.comm, *setup.model,
-                        setup.run->trainer().facts()};
-  spdlog::info("{}", describe_job(setup.job, in.comm.backend_name()));
-  const int64_t batch = per_rank_batch(in.config.train, in.comm.size());
-  log_model(in, batch * in.config.train.grad_accum * in.comm.size());
+  const BannerInputs in{setup, setup.run->trainer().facts()};
+  spdlog::info("{}", describe_job(setup.job, setup.comm->backend_name()));
+  const int64_t batch = per_rank_batch(setup.config.train, setup.comm->size());
+  log_model(in, batch * setup.config.train.grad_accum * setup.comm->size());
   log_training(in, batch);
   if (!setup.resume_path.empty()) {
     spdlog::info("  resumed         : at step {} from {}", setup.resume_step, setup.resume_path);

@@ -49,8 +49,7 @@ std::string steps_text(const Config& config, const RunResult& result) {
   const int64_t end_step = result.end_step();
   std::string steps = fmt::format("{} of {}", end_step, config.train.steps);
   if (result.first_step > 0) {
-    steps += fmt::format(" ({} in this run, resumed at step {})", result.steps,
-                         result.first_step);
+    steps += fmt::format(" ({} in this run, resumed at step {})", result.steps, result.first_step);
   }
   if (const std::string by = stopped_by(config, result); !by.empty()) {
     steps += ", stopped by " + by + " (continue with train.resume = auto)";
@@ -63,11 +62,12 @@ std::string steps_text(const Config& config, const RunResult& result) {
 // Steps, wall time, throughput and where the step's time went.
 SummaryLines progress_lines(const Config& config, const DatasetInfo& info,
                             const RunResult& result) {
-    SummaryLines lines{
+  SummaryLines lines{
       {"steps", steps_text(config, result)},
-      {"wall time", result.seconds < 60
-                        ? fmt::format("{:.2f} s", result.seconds)
-                        : fmt::format("{} ({:.0f} s)", format_duration(result.seconds), result.seconds)}};
+      {"wall time",
+       result.seconds < 60
+           ? fmt::format("{:.2f} s", result.seconds)
+           : fmt::format("{} ({:.0f} s)", format_duration(result.seconds), result.seconds)}};
   if (result.steady_samples_per_s > 0) {
     std::string rate = fmt::format("{:.0f} samples/s", result.steady_samples_per_s);
     if (info.task == Task::kNextToken) {
@@ -75,8 +75,8 @@ SummaryLines progress_lines(const Config& config, const DatasetInfo& info,
       for (const int64_t d : info.sample_shape) tokens *= d;
       rate += fmt::format(", {:.0f} tokens/s", result.steady_samples_per_s * tokens);
     }
-    lines.emplace_back(
-        "throughput", rate + fmt::format(" (all ranks, after {} warm-up steps)", result.warmup_steps));
+    lines.emplace_back("throughput", rate + fmt::format(" (all ranks, after {} warm-up steps)",
+                                                        result.warmup_steps));
   }
   for (auto& line : step_split_lines(result)) lines.push_back(std::move(line));
   return lines;
@@ -88,8 +88,7 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
   const std::vector<StepRecord>& records = result.records;
   if (!records.empty()) {
     const StepRecord& last = records.back();
-    const int64_t from =
-        records.size() > 1 ? records[records.size() - 2].step : result.first_step;
+    const int64_t from = records.size() > 1 ? records[records.size() - 2].step : result.first_step;
     lines.emplace_back("final loss", fmt::format("{:.5f} (mean over steps {}..{})", last.loss,
                                                  from + 1, last.step));
     if (last.skipped_steps > 0)
@@ -100,7 +99,7 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
         "optimizer state",
         human_bytes(result.optimizer_state_bytes) +
             (result.optimizer_sharded ? " on rank 0 (ZeRO-1: each rank holds its shard)"
-                                       : " per rank (every rank holds all of it)"));
+                                      : " per rank (every rank holds all of it)"));
   }
   if (result.best_eval) {
     const auto& [best, step] = *result.best_eval;
@@ -138,11 +137,11 @@ SummaryLines file_lines(const Config& config, const RunResult& result,
 
 }  // namespace
 
-std::string run_summary_text(const Config& config, const DatasetInfo& info,
-                             const RunResult& result, const std::string& metrics_path) {
+std::string run_summary_text(const Config& config, const DatasetInfo& info, const RunResult& result,
+                             const std::string& metrics_path) {
   std::string text = "summary";
-  for (const SummaryLines& part : {progress_lines(config, info, result),
-                                   result_lines(info, result), file_lines(config, result, metrics_path)}) {
+  for (const SummaryLines& part : {progress_lines(config, info, result), result_lines(info, result),
+                                   file_lines(config, result, metrics_path)}) {
     for (const auto& [label, value] : part) text += fmt::format("\n  {:<16}: {}", label, value);
   }
   return text;

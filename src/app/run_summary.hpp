@@ -13,8 +13,8 @@
 namespace ddpt {
 
 // The summary's text; `metrics_path`: where metrics.h5 is.
-std::string run_summary_text(const Config& config, const DatasetInfo& info,
-                             const RunResult& result, const std::string& metrics_path);
+std::string run_summary_text(const Config& config, const DatasetInfo& info, const RunResult& result,
+                             const std::string& metrics_path);
 
 // Logs the summary of `setup`'s run and, when a signal stopped it before train.steps, how to
 // continue; returns the exit code: 0, or kStopped for such a stop.

@@ -66,10 +66,10 @@ struct TrainConfig {
   std::string resume = "none";  // none | auto (newest in run.dir) | path of a checkpoint
   int64_t max_bad_steps = 10;   // consecutive steps with non-finite gradients before exit 4
   double ema_decay = 0.0;       // exponential moving average of the weights; 0 = off
-  int64_t loss_chunk = 0;  // GPT: the loss's logits this many tokens at a time; 0 = all at once
-  int64_t patience = 0;         // early stopping: evaluations without improvement; 0 = off
-  double min_delta = 0.0;       // early stopping: the improvement of the eval loss that counts
-  bool deterministic = false;   // ask torch for deterministic algorithms
+  int64_t loss_chunk = 0;      // GPT: the loss's logits this many tokens at a time; 0 = all at once
+  int64_t patience = 0;        // early stopping: evaluations without improvement; 0 = off
+  double min_delta = 0.0;      // early stopping: the improvement of the eval loss that counts
+  bool deterministic = false;  // ask torch for deterministic algorithms
   Precision precision = Precision::kFp32;  // bf16: autocast; fp16: CUDA, loss scaling
   double loss_scale = 65536.0;             // fp16: initial loss scale
   int64_t scale_growth_interval = 2000;    // fp16: good steps before the scale doubles

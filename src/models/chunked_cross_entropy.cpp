@@ -20,7 +20,8 @@ bool contiguous_cpu_float(const torch::Tensor& t) {
 // LibTorch's matmul there; elsewhere (GPUs, autocast's bf16) LibTorch's product.
 void product(const torch::Tensor& a, bool trans_a, const torch::Tensor& b, bool trans_b,
              torch::Tensor out, bool accumulate) {
-  if (cpu_gemm_available() && contiguous_cpu_float(a) && contiguous_cpu_float(b) && contiguous_cpu_float(out)) {
+  if (cpu_gemm_available() && contiguous_cpu_float(a) && contiguous_cpu_float(b) &&
+      contiguous_cpu_float(out)) {
     cpu_sgemm(trans_a, trans_b, out.size(0), out.size(1), trans_a ? a.size(0) : a.size(1), 1.0f,
               a.data_ptr<float>(), a.size(1), b.data_ptr<float>(), b.size(1),
               accumulate ? 1.0f : 0.0f, out.data_ptr<float>(), out.size(1));
@@ -95,11 +96,11 @@ class ChunkedCrossEntropy : public torch::autograd::Function<ChunkedCrossEntropy
 torch::Tensor chunked_cross_entropy(const torch::Tensor& hidden, const torch::Tensor& weight,
                                     const torch::Tensor& targets, int64_t rows) {
   if (hidden.dim() != 2 || weight.dim() != 2 || hidden.size(1) != weight.size(1) ||
-      targets.dim() != 1 || targets.size(0) != hidden.size(0) || hidden.size(0) < 1 ||
-      rows < 1) {
-    throw Error("chunked_cross_entropy: expects hidden [N, C], weight [V, C], targets [N], N >= 1 "
-                "and rows >= 1",
-                ExitCode::kInternal, Raised::kThisRank);
+      targets.dim() != 1 || targets.size(0) != hidden.size(0) || hidden.size(0) < 1 || rows < 1) {
+    throw Error(
+        "chunked_cross_entropy: expects hidden [N, C], weight [V, C], targets [N], N >= 1 "
+        "and rows >= 1",
+        ExitCode::kInternal, Raised::kThisRank);
   }
   return ChunkedCrossEntropy::apply(hidden, weight, targets, rows);
 }

@@ -17,8 +17,8 @@ namespace ddpt {
 struct InferenceModel {
   std::unique_ptr<Model> model;  // on `device`, in eval mode
   torch::Device device = torch::kCPU;
-  DatasetInfo info;              // of the deck's training data: the model's inputs and outputs
-  int64_t step = 0;              // the checkpoint's step
+  DatasetInfo info;  // of the deck's training data: the model's inputs and outputs
+  int64_t step = 0;  // the checkpoint's step
 };
 
 // Every rank: builds the deck's model on the job's device and loads the weights of `checkpoint`

@@ -65,8 +65,8 @@ MetricsHeader metrics_header(const TrainingSetup& setup) {
 
 // The run and its files; the checkpoint train.resume names loaded into the run's state.
 void make_run_and_files(TrainingSetup& setup) {
-  RunParts parts{*setup.comm, *setup.world.group, *setup.model, *setup.data.train,
-                 setup.data.val.get(), setup.world.watchdog.get()};
+  RunParts parts{*setup.comm,       *setup.world.group,   *setup.model,
+                 *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
   setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.

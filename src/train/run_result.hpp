@@ -50,7 +50,7 @@ struct RunResult {
   bool split_is_work = false;
   std::vector<RankSteps> ranks;  // every rank's steady steps, by rank (gathered at the end)
   std::optional<std::pair<EvalResult, int64_t>> best_eval;  // this run's best, and its step
-  int stop_signal = 0;  // agreed by every rank; nonzero when a signal stopped the run
+  int stop_signal = 0;          // agreed by every rank; nonzero when a signal stopped the run
   std::string last_checkpoint;  // "" if none was written
   CheckpointTimes checkpoints;
   int64_t optimizer_state_bytes = 0;  // held by each rank at the end

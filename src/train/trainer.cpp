@@ -125,8 +125,8 @@ void Trainer::backward(const torch::Tensor& loss, bool sync) {
   engine_->backward(gate_->loss_scaled() ? loss * gate_->loss_scale() : loss, sync);
 }
 
-std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batches,
-                                           PhaseLaps& laps, int64_t& skipped_total) {
+std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batches, PhaseLaps& laps,
+                                           int64_t& skipped_total) {
   try {
     return train_step(step, batches, laps, skipped_total);
   } catch (const c10::OutOfMemoryError& error) {

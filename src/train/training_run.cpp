@@ -183,15 +183,14 @@ bool TrainingRun::after_step(int64_t done, RunOutput& output, RunResult& result)
   return early_stop || interrupted;
 }
 
-void TrainingRun::write_checkpoint(int64_t done, std::optional<double> eval_loss,
-                                   RunOutput& output, RunResult& result) {
+void TrainingRun::write_checkpoint(int64_t done, std::optional<double> eval_loss, RunOutput& output,
+                                   RunResult& result) {
   const Stopwatch stalled;
   wait_for_background_write(output, result);  // one write at a time
   const double waited_s = stalled.seconds();
   const Watchdog::Scope watched =
       watch(watchdog_, fmt::format("checkpoint write at step {}", done));
-  const CheckpointWritten written =
-      output.checkpoint(done, sampler_.epoch_of(done - 1), eval_loss);
+  const CheckpointWritten written = output.checkpoint(done, sampler_.epoch_of(done - 1), eval_loss);
   const double stall_s = stalled.seconds();
   result.last_checkpoint = written.path;
   ++result.checkpoints.count;

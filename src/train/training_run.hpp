@@ -60,8 +60,8 @@ struct RunParts {
   HostGroup& group;    // the same ranks, for the stop vote and the summary's step times
   Model& model;
   const Dataset& train;
-  const Dataset* val = nullptr;   // evaluation data, if the deck has any
-  Watchdog* watchdog = nullptr;   // told the step in progress; null: nothing is watched
+  const Dataset* val = nullptr;  // evaluation data, if the deck has any
+  Watchdog* watchdog = nullptr;  // told the step in progress; null: nothing is watched
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the

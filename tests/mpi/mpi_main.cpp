@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
-#include "runtime/process_tuning.hpp"
 #include "runtime/mpi_env.hpp"
+#include "runtime/process_tuning.hpp"
 #include "util/log.hpp"
 
 namespace {

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "comm/host_group.hpp"
 #include "comm/mpi_comm.hpp"
 #include "data/make_datasets.hpp"
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
-#include "comm/host_group.hpp"
 #include "train/training_run.hpp"
 
 namespace ddpt::testing {

@@ -121,10 +121,11 @@ TEST(ChunkedCrossEntropy, UnderBf16AutocastFollowsThePlainLoss) {
       return loss_of(x);
     });
   };
-  const LossAndGrads plain = with_autocast(
-      [&](const auto& x) { return F::cross_entropy(x[0].matmul(x[1].t()).to(torch::kFloat), targets); });
-  const LossAndGrads chunked = with_autocast(
-      [&](const auto& x) { return chunked_cross_entropy(x[0], x[1], targets, 24); });
+  const LossAndGrads plain = with_autocast([&](const auto& x) {
+    return F::cross_entropy(x[0].matmul(x[1].t()).to(torch::kFloat), targets);
+  });
+  const LossAndGrads chunked =
+      with_autocast([&](const auto& x) { return chunked_cross_entropy(x[0], x[1], targets, 24); });
   EXPECT_NEAR(chunked.loss.item<double>(), plain.loss.item<double>(),
               2e-2 * plain.loss.item<double>());
   for (size_t i = 0; i < plain.grads.size(); ++i) {

@@ -20,7 +20,6 @@
 #include <system_error>
 #include <vector>
 
-#include "runtime/process_tuning.hpp"
 #include "benchmarks.hpp"
 #include "comm/mpi_comm.hpp"
 #include "h5/h5_fletcher32.hpp"
@@ -29,6 +28,7 @@
 #include "median.hpp"
 #include "models/mlp.hpp"
 #include "runtime/mpi_env.hpp"
+#include "runtime/process_tuning.hpp"
 #include "train/optimizer.hpp"
 #include "train/optimizer_state.hpp"
 #include "util/log.hpp"

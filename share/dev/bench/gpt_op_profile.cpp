@@ -12,9 +12,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/process_tuning.hpp"
 #include "benchmarks.hpp"
 #include "models/gpt.hpp"
+#include "runtime/process_tuning.hpp"
 #include "train/optimizer.hpp"
 #include "util/stopwatch.hpp"
 
