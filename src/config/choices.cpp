@@ -67,4 +67,11 @@ const ChoiceList<ProgressChoice>& choices() {
   return list;
 }
 
+template <>
+const ChoiceList<StepChecks>& choices() {
+  static const ChoiceList<StepChecks> list{
+      {"auto", StepChecks::kAuto}, {"host", StepChecks::kHost}, {"device", StepChecks::kDevice}};
+  return list;
+}
+
 }  // namespace ddpt

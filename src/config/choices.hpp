@@ -25,6 +25,7 @@ enum class WirePrecision { kNone, kBf16, kFp16 };   // ddp.compress
 enum class Precision { kFp32, kBf16, kFp16 };       // train.precision
 enum class Backend { kAuto, kMpi, kNccl };          // ddp.backend
 enum class ProgressChoice { kAuto, kBar, kLines };  // log.progress
+enum class StepChecks { kAuto, kHost, kDevice };    // train.step_checks
 
 template <class E>
 using ChoiceList = std::vector<std::pair<const char*, E>>;
@@ -49,6 +50,8 @@ template <>
 const ChoiceList<Backend>& choices();
 template <>
 const ChoiceList<ProgressChoice>& choices();
+template <>
+const ChoiceList<StepChecks>& choices();
 
 // The deck's word for `value`.
 template <class E>

@@ -65,7 +65,8 @@ struct TrainConfig {
   int64_t threads = 0;       // intra-op threads per rank; 0 = cores available / local ranks
   std::string resume = "none";  // none | auto (newest in run.dir) | path of a checkpoint
   int64_t max_bad_steps = 10;   // consecutive steps with non-finite gradients before exit 4
-  double ema_decay = 0.0;       // exponential moving average of the weights; 0 = off
+  StepChecks step_checks = StepChecks::kAuto;  // where the finite check and clipping decide
+  double ema_decay = 0.0;                      // exponential moving average of the weights; 0 = off
   int64_t loss_chunk = 0;      // GPT: the loss's logits this many tokens at a time; 0 = all at once
   int64_t patience = 0;        // early stopping: evaluations without improvement; 0 = off
   double min_delta = 0.0;      // early stopping: the improvement of the eval loss that counts

@@ -31,6 +31,9 @@ LaunchEnvironment read_launch_environment() {
   env.slurm_cpus_per_task = env_positive_int("SLURM_CPUS_PER_TASK");
   env.omp_num_threads = env_positive_int("OMP_NUM_THREADS");
   env.slurm_job_id = env_text("SLURM_JOB_ID");
+  env.test_share_gpu = env_text("DDPTRAIN_TEST_SHARE_GPU") == "1";
+  env.nccl_hostid = env_text("NCCL_HOSTID");
+  env.test_no_host_sync = env_text("DDPTRAIN_TEST_NO_HOST_SYNC") == "1";
   if (!env_text("SLURM_STEP_ID").empty() || !env_text("SLURM_PROCID").empty()) {
     env.launcher = "slurm";
   } else if (!env_text("OMPI_COMM_WORLD_SIZE").empty() || !env_text("PMIX_RANK").empty()) {

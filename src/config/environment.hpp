@@ -12,6 +12,13 @@ struct LaunchEnvironment {
   std::optional<int> omp_num_threads;      // OMP_NUM_THREADS
   std::string slurm_job_id;                // SLURM_JOB_ID, empty outside SLURM
   std::string launcher;                    // "slurm", "mpirun" or "none"
+  // Tests only: ranks may share a GPU (DDPTRAIN_TEST_SHARE_GPU=1), each with its own NCCL_HOSTID,
+  // so that NCCL sees one-GPU hosts and two ranks' logic runs on a machine with one GPU.
+  bool test_share_gpu = false;
+  std::string nccl_hostid;  // NCCL_HOSTID
+  // Tests only: a GPU training step that makes the host wait is an error
+  // (DDPTRAIN_TEST_NO_HOST_SYNC=1; train/no_host_sync.hpp).
+  bool test_no_host_sync = false;
 };
 
 LaunchEnvironment read_launch_environment();

@@ -118,6 +118,14 @@ OptionTable make_table(Config& c) {
            "a step whose averaged gradients hold NaN or inf is skipped by every rank; this many "
            "in a row stop the run with exit code 4 (nothing more is saved)",
            at_least(1))
+      .add_choice(
+          "train.step_checks", &c.train.step_checks,
+          "where each step's finite check and clipping (optim.clip) are decided: host (the "
+          "gradient norm read back every step; a skipped step is warned of at once) | device "
+          "(on the step's device, read back only at metrics rows and checkpoints: a GPU never "
+          "waits for the host inside a step; skipped steps are warned of at the row; AdamW "
+          "without ZeRO-1, fp16 or the spike guard) | auto (device on GPUs where it applies, "
+          "else host)")
       .add("train.ema_decay", &c.train.ema_decay,
            "keep an exponential moving average of the weights with this decay (e.g. 0.999), "
            "used for evaluation, eval and predict, and saved in checkpoints; 0 = off",

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "util/error.hpp"
+#include "util/host_read.hpp"
 #include "util/sum_of_squares.hpp"
 
 namespace ddpt {
@@ -79,7 +80,8 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
       comm_(comm),
       reduction_(options.reduction),
       parameters_shared_(options.parameters_shared &&
-                         options.reduction == GradientReduction::kReduceScatter) {
+                         options.reduction == GradientReduction::kReduceScatter),
+      alone_(comm.size() == 1 && options.reduction == GradientReduction::kAllReduce) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
       throw Error("Reducer: parameter '" + p.name + "' is not a trainable leaf tensor",
@@ -112,6 +114,8 @@ void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffer
     const auto options = first.options().requires_grad(false);
     const int64_t block = sharded() ? shards_[b].block : 0;
     const int64_t numel = sharded() ? block * comm_.size() : spec.numel;
+    // Alone, nothing goes on a wire: the gradients stay as backward made them.
+    if (alone_) wire_dtype = first.scalar_type();
     const bool reduced_as_it_is = wire_dtype == first.scalar_type();
     buckets_[b].buffer = backend_buffers && reduced_as_it_is ? comm_.allocate_buffer(numel, options)
                                                              : torch::zeros({numel}, options);
@@ -138,20 +142,16 @@ void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffer
 }
 
 void Reducer::install_hooks() {
-  zero_lazily_ = std::all_of(buckets_.begin(), buckets_.end(),
-                             [](const Bucket& b) { return b.buffer.device().is_cpu(); });
   awaiting_.assign(params_.size(), 0);  // the slots hold zeros or the gradients copied in
   for (size_t i = 0; i < params_.size(); ++i) {
     auto accumulator = torch::autograd::impl::grad_accumulator(params_[i].tensor);
     const uintptr_t key = accumulator->add_post_hook(std::make_unique<ReducerHook>(this, i));
     hooks_.emplace_back(accumulator, key);
-    if (zero_lazily_) {
-      auto pre_hook = std::make_unique<ReducerPreHook>(this, i);
-      pre_hooks_.emplace_back(accumulator, pre_hook.get());
-      accumulator->add_pre_hook(std::move(pre_hook));
-      // Empty slots may share an address with a neighbour; nothing is ever written into them.
-      if (slots_[i].view.numel() > 0) param_by_slot_.emplace(slots_[i].view.data_ptr(), i);
-    }
+    auto pre_hook = std::make_unique<ReducerPreHook>(this, i);
+    pre_hooks_.emplace_back(accumulator, pre_hook.get());
+    accumulator->add_pre_hook(std::move(pre_hook));
+    // Empty slots may share an address with a neighbour; nothing is ever written into them.
+    if (slots_[i].view.numel() > 0) param_by_slot_.emplace(slots_[i].view.data_ptr(), i);
   }
 }
 
@@ -236,6 +236,10 @@ void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_];
     trace_.bucket_launched[next_bucket_] = Clock::now();
+    if (alone_) {
+      ++next_bucket_;  // the sum over one rank is its own gradient
+      continue;
+    }
     // A sum: DataParallel::backward already divided the loss by the world size.
     if (bucket.wire.defined()) bucket.wire.copy_(bucket.buffer);
     const torch::Tensor& sent = bucket.wire.defined() ? bucket.wire : bucket.buffer;
@@ -268,6 +272,10 @@ void Reducer::finalize_backward() {
   const Clock::time_point wait_start = Clock::now();
   for (size_t b = 0; b < buckets_.size(); ++b) {
     Bucket& bucket = buckets_[b];
+    if (!bucket.work) {  // alone: nothing was launched
+      trace_.bucket_started[b] = trace_.bucket_launched[b];
+      continue;
+    }
     bucket.work->wait();
     if (bucket.shard_wire.defined()) {
       bucket.shard_gradient.copy_(bucket.shard_wire);
@@ -299,7 +307,7 @@ void Reducer::reduce_gradient_squares() {
     squares += squares_in_double(bucket.shard_gradient);
   }
   comm_.all_reduce(squares, ReduceOp::kSum);
-  gradient_squares_ = squares.item<double>();
+  gradient_squares_ = read_double(squares);
 }
 
 void Reducer::all_gather_parameters() {
@@ -344,7 +352,7 @@ double Reducer::gradient_norm() const {
   std::vector<torch::Tensor> sums;
   for (const auto& bucket : buckets_) sums.push_back(squares_in_double(bucket.buffer));
   if (sums.empty()) return 0.0;
-  const torch::Tensor host = torch::stack(sums).cpu();
+  const torch::Tensor host = read_to_host(torch::stack(sums));
   const double* each = host.data_ptr<double>();
   double squares = 0;
   for (int64_t b = 0; b < host.numel(); ++b) squares += each[b];
@@ -362,10 +370,20 @@ bool Reducer::gradients_finite() const {
   // checked.
   std::vector<torch::Tensor> sums;  // one per bucket, read back with one synchronisation
   for (const auto& bucket : buckets_) sums.push_back(bucket.buffer.sum(torch::kFloat));
-  if (torch::isfinite(torch::stack(sums)).all().item<bool>()) return true;
+  if (read_bool(torch::isfinite(torch::stack(sums)).all())) return true;
   std::vector<torch::Tensor> finite;
   for (const auto& bucket : buckets_) finite.push_back(torch::isfinite(bucket.buffer).all());
-  return torch::stack(finite).all().item<bool>();
+  return read_bool(torch::stack(finite).all());
+}
+
+torch::Tensor Reducer::gradient_norm_on_device() const {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> buffers;
+  for (const auto& bucket : buckets_) buffers.push_back(bucket.buffer);
+  if (buffers.empty()) return torch::zeros({}, torch::TensorOptions(torch::kFloat));
+  // One multi-tensor launch for the buckets' norms (fp32 sums of squares, as clip_grad_norm_'s),
+  // and one for the norm of those.
+  return torch::stack(at::_foreach_norm(buffers, 2)).norm().to(torch::kFloat);
 }
 
 void Reducer::scale_gradients(double factor) {
@@ -378,18 +396,15 @@ void Reducer::scale_gradients(double factor) {
 
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
-  if (zero_lazily_) {
-    // The slots are written by the next backward. What lies outside every slot (ZeRO-1's
-    // padding) is reduced with them and must read zero: nothing writes there now, and the fill
-    // (a few values) keeps it so whatever a later change writes.
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      const int64_t used = plan_[b].numel;
-      buckets_[b].buffer.narrow(0, used, buckets_[b].buffer.numel() - used).zero_();
-    }
-    std::fill(awaiting_.begin(), awaiting_.end(), 1);
-  } else {
-    for (auto& bucket : buckets_) bucket.buffer.zero_();
+  // The slots are written by the next backward. What lies outside every slot (ZeRO-1's padding)
+  // is reduced with them and must read zero: nothing writes there now, and the fill (a few
+  // values) keeps it so whatever a later change writes.
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const int64_t used = plan_[b].numel;
+    const int64_t padding = buckets_[b].buffer.numel() - used;
+    if (padding > 0) buckets_[b].buffer.narrow(0, used, padding).zero_();
   }
+  std::fill(awaiting_.begin(), awaiting_.end(), 1);
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor& param = params_[i].tensor;
     if (!param.grad().is_same(slots_[i].view)) param.mutable_grad() = slots_[i].view;

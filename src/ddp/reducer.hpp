@@ -8,7 +8,9 @@
 // asynchronously (MPI: communication thread; NCCL: its stream) while backward goes on. (MPI on
 // one node: the bucket is handed over, and summed in shared memory by whichever of the node's
 // threads is free; comm/node_all_reduce.hpp.)
-// Buckets are launched in bucket order on every rank, so collectives match.
+// Buckets are launched in bucket order on every rank, so collectives match. A rank alone (world
+// size 1) launches nothing: its gradients are the sum, and ddp.compress has no wire to round them
+// for.
 //
 // ZeRO-1 (GradientReduction::kReduceScatter): each bucket is padded to a multiple of the world
 // size and reduce-scattered instead, so a rank receives the summed gradient of its own block of
@@ -65,13 +67,14 @@ struct ReducerOptions {
   bool parameters_shared = false;
 };
 
-// Zeroing on CPU buckets is lazy: zero_grad() marks every slot as holding nothing yet, and a
-// slot's first gradient in the next backward is written over it instead of added to it: copied
-// in by a pre hook on the parameter's gradient accumulator (which then receives nothing to add),
-// or written there by the operation itself (ddpt::linear's weight product, through
-// GradientSlots). A slot that receives no gradient is zeroed when the backward ends. One pass
-// instead of a fill, the operation's write and the add: the scaling MLP ran 1.13x faster at 1
-// rank and 1.11x at 2 on the 2-core machine (README, Benchmarks).
+// Zeroing is lazy: zero_grad() marks every slot as holding nothing yet, and a slot's first
+// gradient in the next backward is written over it instead of added to it: copied in by a pre
+// hook on the parameter's gradient accumulator (which then receives nothing to add), or written
+// there by the operation itself (ddpt::linear's weight product on CPUs, through GradientSlots). A
+// slot that receives no gradient is zeroed when the backward ends. One pass instead of a fill,
+// the operation's write and the add: the scaling MLP ran 1.13x faster at 1 rank and 1.11x at 2 on
+// the 2-core machine (README, Benchmarks); on a GPU it saves the fill of every bucket (GPT-2 124M:
+// 0.5 GB) and the read of the zeros.
 class Reducer final : public GradientSlots {
  public:
   // `params`: the trainable parameters (requires_grad leaves) in registration order.
@@ -89,9 +92,9 @@ class Reducer final : public GradientSlots {
   // all-reduce, or the reduce-scatters themselves in shared memory, have given every rank the
   // global sum of squares for the norm and the finite check).
   void finalize_backward();
-  // Clears every gradient for the next backward; gradients stay bucket views. On CPU buckets
-  // the slots are only marked (see above): until the next backward has written them, .grad
-  // still reads its old values, as a gradient set to None cannot be read in PyTorch.
+  // Clears every gradient for the next backward; gradients stay bucket views. The slots are only
+  // marked (see above): until the next backward has written them, .grad still reads its old
+  // values, as a gradient set to None cannot be read in PyTorch.
   void zero_grad();
   // GradientSlots: `grad` is a parameter's slot that holds nothing yet in this step.
   bool claim_for_overwrite(const torch::Tensor& grad) override;
@@ -99,6 +102,10 @@ class Reducer final : public GradientSlots {
   // L2 norm of all gradients (after finalize_backward: the same on every rank). Synchronises
   // with the device (not with ZeRO-1, where it was computed in finalize_backward).
   double gradient_norm() const;
+  // The same norm as a float32 scalar on the buckets' device, computed there and not read back
+  // (train.step_checks = device): a sum of squares above float32's range reads as inf. Not with
+  // ZeRO-1.
+  torch::Tensor gradient_norm_on_device() const;
   // Whether every gradient is finite (after finalize_backward: the same answer on every rank, since
   // a NaN or inf on any rank reaches every rank through the all-reduce).
   bool gradients_finite() const;
@@ -160,6 +167,8 @@ class Reducer final : public GradientSlots {
   Communicator& comm_;
   GradientReduction reduction_;
   bool parameters_shared_;
+  // One rank without ZeRO-1: the gradients are already the sum; no collective, no wire copy.
+  bool alone_;
   std::vector<BucketSpec> plan_;
   std::vector<BucketShard> shards_;    // ZeRO-1 only
   double gradient_squares_ = 0;        // ZeRO-1: global sum of squares after finalize_backward
@@ -167,7 +176,6 @@ class Reducer final : public GradientSlots {
   std::vector<Bucket> buckets_;
   std::vector<Slot> slots_;     // by parameter index
   std::vector<char> ready_;     // by parameter index
-  bool zero_lazily_ = false;    // CPU buckets (above)
   std::vector<char> awaiting_;  // by parameter index: the slot holds nothing yet in this step
   std::unordered_map<const void*, size_t> param_by_slot_;  // slot data -> parameter index
   size_t next_bucket_ = 0;                                 // next bucket to launch

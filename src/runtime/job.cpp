@@ -5,6 +5,7 @@
 
 #include "config/environment.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 
 namespace ddpt {
 
@@ -21,17 +22,32 @@ Job set_up_job(int64_t requested_threads) {
   return job;
 }
 
+std::string gpu_sharing_refusal(int ranks, int gpus, const LaunchEnvironment& launch) {
+  if (ranks <= gpus) return "";
+  if (launch.test_share_gpu) {
+    if (!launch.nccl_hostid.empty()) return "";
+    return "DDPTRAIN_TEST_SHARE_GPU=1 lets ranks share a GPU only where each rank sets its own "
+           "NCCL_HOSTID (NCCL refuses two ranks on one GPU of one host); this rank has none";
+  }
+  return fmt::format(
+      "{} ranks on this node but {} GPU(s) visible: ranks would share a GPU (NCCL refuses that). "
+      "Start one rank per GPU (srun --ntasks-per-node={}, mpirun --map-by ppr:{}:node), or "
+      "train on the CPUs with CUDA_VISIBLE_DEVICES=''",
+      ranks, gpus, gpus, gpus);
+}
+
 void check_one_rank_per_gpu(const Job& job) {
   if (!job.device.device.is_cuda()) return;
-  const auto gpus = static_cast<int>(torch::cuda::device_count());
-  const int ranks = job.topology.local_size;
-  if (ranks <= gpus) return;
-  throw Error(fmt::format("{} ranks on this node but {} GPU(s) visible: ranks would share a GPU "
-                          "(NCCL refuses that). Start one rank per GPU (srun "
-                          "--ntasks-per-node={}, mpirun --map-by ppr:{}:node), or train on the "
-                          "CPUs with CUDA_VISIBLE_DEVICES=''",
-                          ranks, gpus, gpus, gpus),
-              ExitCode::kUsage, Raised::kThisRank);
+  const std::string refusal = gpu_sharing_refusal(
+      job.topology.local_size, static_cast<int>(torch::cuda::device_count()), job.launch);
+  if (!refusal.empty()) throw Error(refusal, ExitCode::kUsage, Raised::kThisRank);
+  if (job.topology.local_size > static_cast<int>(torch::cuda::device_count()) &&
+      job.topology.world_rank == 0) {
+    spdlog::warn(
+        "DDPTRAIN_TEST_SHARE_GPU=1: {} ranks share {} GPU(s), each with its own "
+        "NCCL_HOSTID (a test of multi-rank logic; not for speed)",
+        job.topology.local_size, torch::cuda::device_count());
+  }
 }
 
 }  // namespace ddpt

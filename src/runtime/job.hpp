@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "config/environment.hpp"
 #include "runtime/device.hpp"
@@ -24,5 +25,9 @@ Job set_up_job(int64_t requested_threads);
 // GPU: NCCL cannot put two ranks on one GPU, and sharing one halves each rank's memory. A node
 // without GPUs (ranks on CPUs) passes.
 void check_one_rank_per_gpu(const Job& job);
+// Why `ranks` ranks on a node with `gpus` GPUs may not run, or "" if they may. The test switch
+// DDPTRAIN_TEST_SHARE_GPU=1 lets ranks share a GPU where each sets its own NCCL_HOSTID (NCCL then
+// takes them for ranks on different hosts); that proves multi-rank logic on one GPU, not speed.
+std::string gpu_sharing_refusal(int ranks, int gpus, const LaunchEnvironment& launch);
 
 }  // namespace ddpt

@@ -67,6 +67,7 @@ MetricsHeader metrics_header(const TrainingSetup& setup) {
 void make_run_and_files(TrainingSetup& setup) {
   RunParts parts{*setup.comm,       *setup.world.group,   *setup.model,
                  *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
+  parts.forbid_host_sync = setup.job.launch.test_no_host_sync;
   setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.

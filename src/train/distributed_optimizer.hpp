@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "ddp/reducer.hpp"
 #include "train/checkpointed.hpp"
+#include "train/fused_adamw.hpp"
 #include "train/optimizer_state.hpp"
 #include "util/named_tensor.hpp"
 
@@ -27,6 +28,9 @@ class DistributedOptimizer : public Checkpointed {
   virtual void step() = 0;
   // Parameter values whose update (and optimizer state) this rank owns.
   virtual int64_t updated_values() const = 0;
+  // The optimizer whose step can be skipped and its gradients clipped on the device
+  // (train.step_checks = device), or nullptr.
+  virtual FusedAdamW* gated_on_device() { return nullptr; }
 };
 
 // Every rank holds the whole state and updates every parameter alike.
@@ -36,6 +40,7 @@ class ReplicatedOptimizer final : public DistributedOptimizer {
   torch::optim::Optimizer& optimizer() override { return *optimizer_; }
   void step() override { optimizer_->step(); }
   int64_t updated_values() const override { return values_; }
+  FusedAdamW* gated_on_device() override { return dynamic_cast<FusedAdamW*>(optimizer_.get()); }
   void save(StateWriter& root) const override { checkpoint_->save(root); }
   void load(const StateReader& root) override { checkpoint_->load(root); }
 

@@ -9,8 +9,16 @@ Ema::Ema(const std::vector<NamedTensor>& params, double decay) : params_(params)
   for (const auto& p : params_) averages_.push_back({p.name, p.tensor.detach().clone()});
 }
 
-void Ema::update() {
+void Ema::update(const torch::Tensor& skipped) {
   torch::NoGradGuard no_grad;
+  if (skipped.defined()) {
+    // The weight as a tensor, 0 for a skipped step: decided without reading the flag back.
+    const torch::Tensor weight = (1 - skipped) * (1.0 - decay_);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      averages_[i].tensor.lerp_(params_[i].tensor.detach(), weight);
+    }
+    return;
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     // average += (1 - decay) x (param - average), i.e. decay x average + (1 - decay) x param
     averages_[i].tensor.lerp_(params_[i].tensor.detach(), 1.0 - decay_);

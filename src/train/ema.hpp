@@ -15,7 +15,9 @@ class Ema : public Checkpointed {
  public:
   // Starts the average at the parameters' current values.
   Ema(const std::vector<NamedTensor>& params, double decay);
-  void update();
+  // `skipped`: undefined, or a float scalar on the parameters' device: where it is 1 (a step
+  // skipped on the device) the average stays as it is.
+  void update(const torch::Tensor& skipped = torch::Tensor());
   // Exchanges the live parameters with the averages (in place); calling it again restores them.
   void swap();
   // The averages, named like the parameters.

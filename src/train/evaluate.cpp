@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "train/task_loss.hpp"
+#include "util/host_read.hpp"
 
 namespace ddpt {
 
@@ -20,22 +21,24 @@ EvalResult evaluate(Model& model, const Dataset& data, Communicator& comm, int64
   model.train(false);
   const DatasetInfo info = data.info();
   const auto [first, count] = share_of_rows(data.size(), comm.rank(), comm.size());
-  torch::Tensor sums = torch::zeros({3}, torch::TensorOptions().dtype(torch::kDouble));
+  // Summed on the device, in double, and read back once: a read per batch would make a GPU wait
+  // for each batch before the next is queued.
+  torch::Tensor sums =
+      torch::zeros({3}, torch::TensorOptions().dtype(torch::kDouble).device(comm.device()));
   for (int64_t start = first; start < first + count; start += batch) {
     const int64_t n = std::min(batch, first + count - start);
     const Batch b = data.get(torch::arange(start, start + n, torch::kLong));
     const torch::Tensor outputs = model.forward(b.inputs.to(comm.device()));
-    sums += task_sums(info, outputs, b.targets.to(comm.device())).cpu();
+    sums += task_sums(info, outputs, b.targets.to(comm.device()));
   }
   model.train(true);
-  torch::Tensor global = sums.to(comm.device());
-  comm.all_reduce(global, ReduceOp::kSum);
-  global = global.cpu();
+  comm.all_reduce(sums, ReduceOp::kSum);
+  const torch::Tensor global = read_to_host(sums);
+  const double* totals = global.data_ptr<double>();
   EvalResult result;
-  const double units = global[2].item<double>();
-  result.loss = units > 0 ? global[0].item<double>() / units : 0.0;
-  result.accuracy =
-      units > 0 && info.task != Task::kRegression ? global[1].item<double>() / units : 0.0;
+  const double units = totals[2];
+  result.loss = units > 0 ? totals[0] / units : 0.0;
+  result.accuracy = units > 0 && info.task != Task::kRegression ? totals[1] / units : 0.0;
   result.samples = data.size();
   return result;
 }

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "train/optimizer_state.hpp"
+#include "util/host_read.hpp"
 
 namespace ddpt {
 namespace {
@@ -21,6 +23,7 @@ struct AdamWScalars {
   float sqrt_bias_correction2;
   float eps;
   float neg_step_size;  // -lr / (1 - beta1^t)
+  float grad_factor;    // 1 / the gate's divisor (clipping); 1 without
   bool fma;             // LibTorch's vector kernels fuse a + alpha x b (AVX2 and AVX-512 builds)
 };
 
@@ -38,7 +41,7 @@ __attribute__((always_inline)) inline void adamw_pass(float* __restrict param,
   // Measured bit-identical to LibTorch 1.13's AdamW over 300 steps at every ATEN_CPU_CAPABILITY
   // (tests/unit/test_fused_adamw.cpp).
   for (int64_t i = begin; i < end; ++i) {
-    const float g = grad[i];
+    const float g = grad[i] * s.grad_factor;  // exact for a factor of 1
     const float p = param[i] * s.decay;
     const float m_scaled = exp_avg[i] * s.beta1;
     const float m =
@@ -137,7 +140,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       cuda = cuda && cuda_fusable(p);
     }
   }
-  if (any && !cpu && !cuda) return torch::optim::AdamW::step(std::move(closure));
+  if (any && !cpu && !cuda) return unfused_step(std::move(closure));
   torch::Tensor loss;
   if (closure) {
     torch::AutoGradMode enable_grad(true);
@@ -150,10 +153,59 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
   } else {
     cuda_step();
   }
+  found_inf_ = torch::Tensor();
+  grad_divisor_ = torch::Tensor();
   return loss;
 }
 
+torch::Tensor FusedAdamW::unfused_step(LossClosure closure) {
+  // LibTorch's step cannot be told to skip: the gate's flag is read here (a wait on a GPU).
+  const torch::Tensor found_inf = std::exchange(found_inf_, torch::Tensor());
+  const torch::Tensor divisor = std::exchange(grad_divisor_, torch::Tensor());
+  if (found_inf.defined() && read_bool(found_inf != 0)) return torch::Tensor();
+  if (divisor.defined()) {
+    torch::NoGradGuard no_grad;
+    for (auto& group : param_groups_) {
+      for (auto& p : group.params()) {
+        if (p.grad().defined()) p.mutable_grad().div_(divisor);
+      }
+    }
+  }
+  return torch::optim::AdamW::step(std::move(closure));
+}
+
+void FusedAdamW::gate_next_step(torch::Tensor found_inf, torch::Tensor grad_divisor) {
+  found_inf_ = std::move(found_inf);
+  grad_divisor_ = std::move(grad_divisor);
+}
+
+void FusedAdamW::settle_step_counts() {
+  std::vector<torch::optim::AdamWParamState*> states;
+  std::vector<DeviceStep*> devices;
+  std::vector<torch::Tensor> counts;
+  for (auto& group : param_groups_) {
+    for (auto& p : group.params()) {
+      const auto found = device_steps_.find(p.unsafeGetTensorImpl());
+      if (found == device_steps_.end() || found->second.value < 0) continue;
+      states.push_back(&adamw_state(state_, p));
+      devices.push_back(&found->second);
+      counts.push_back(found->second.count);
+    }
+  }
+  if (counts.empty()) return;
+  const torch::Tensor host = read_to_host(torch::stack(counts).to(torch::kDouble));
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const auto count = static_cast<int64_t>(host.data_ptr<double>()[i]);
+    states[i]->step(count);
+    devices[i]->value = count;
+  }
+}
+
 void FusedAdamW::cpu_step() {
+  // The gate's flag and divisor are in this process's memory: read as the kernels would.
+  if (found_inf_.defined() && found_inf_.data_ptr<float>()[0] != 0) return;
+  const float grad_factor =
+      grad_divisor_.defined() ? 1.0f / grad_divisor_.data_ptr<float>()[0] : 1.0f;
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     TORCH_CHECK(!options.amsgrad(), "FusedAdamW: amsgrad is not supported");
@@ -174,6 +226,7 @@ void FusedAdamW::cpu_step() {
       s.eps = static_cast<float>(options.eps());
       s.neg_step_size = static_cast<float>(-options.lr() / bias_correction1);
       s.fma = libtorch_uses_fma();
+      s.grad_factor = grad_factor;
       float* param = p.data_ptr<float>();
       const float* grad = p.grad().data_ptr<float>();
       float* exp_avg = state.exp_avg().data_ptr<float>();
@@ -219,9 +272,16 @@ void FusedAdamW::cuda_step() {
     if (params.empty()) continue;
     if (!advanced.empty()) at::_foreach_add_(advanced, 1);
     const auto [beta1, beta2] = options.betas();
+    std::optional<at::Tensor> grad_scale;
+    std::optional<at::Tensor> found_inf;
+    if (grad_divisor_.defined()) grad_scale = grad_divisor_;
+    if (found_inf_.defined()) found_inf = found_inf_;
     at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, counts,
                       options.lr(), beta1, beta2, options.weight_decay(), options.eps(),
-                      /*amsgrad=*/false, /*maximize=*/false);
+                      /*amsgrad=*/false, /*maximize=*/false, grad_scale, found_inf);
+    // A skipped step does not count (as torch.optim's _fused_adamw after the kernel): the host's
+    // counts run one ahead per skipped step until settle_step_counts().
+    if (found_inf_.defined()) at::_foreach_add_(counts, found_inf_, -1);
   }
 #endif
 }

@@ -29,9 +29,20 @@ class FusedAdamW final : public torch::optim::AdamW {
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
 
+  // train.step_checks = device: the next step() divides every gradient by `grad_divisor` (a
+  // float scalar: clipping; undefined: none) and is skipped, its step counts included, where
+  // `found_inf` (a float scalar: 1 or 0) is 1. Both stay on the parameters' device: the update's
+  // kernels read them, the host does not.
+  void gate_next_step(torch::Tensor found_inf, torch::Tensor grad_divisor);
+  // The step counts as the device kept them (a skipped step did not count) into the state that
+  // checkpoints save: one read, for a metrics row or a checkpoint.
+  void settle_step_counts();
+
  private:
   void cpu_step();
   void cuda_step();
+  // Parameters neither kind fuses: LibTorch's AdamW, after the gate's verdict (read back).
+  torch::Tensor unfused_step(LossClosure closure);
   // The fused CUDA kernel reads each parameter's step count from a float32 tensor on the GPU; it
   // follows AdamWParamState::step (the checkpointed count), refilled when they differ (a resume).
   struct DeviceStep {
@@ -39,6 +50,8 @@ class FusedAdamW final : public torch::optim::AdamW {
     int64_t value = -1;
   };
   std::unordered_map<const void*, DeviceStep> device_steps_;
+  torch::Tensor found_inf_;     // for the next step only (gate_next_step)
+  torch::Tensor grad_divisor_;  // for the next step only
 };
 
 }  // namespace ddpt

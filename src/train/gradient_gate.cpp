@@ -3,24 +3,23 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "util/error.hpp"
+#include "util/host_read.hpp"
 #include "util/log.hpp"
 
 namespace ddpt {
-namespace {
-
-// Added to the norm before dividing by it when clipping (as torch.nn.utils.clip_grad_norm_ does).
-constexpr double kClipEpsilon = 1e-6;
-
-}  // namespace
 
 GradientGate::GradientGate(const TrainConfig& train, double clip, bool fp16, Communicator& comm,
-                           Reducer& reducer)
+                           Reducer& reducer, FusedAdamW* optimizer)
     : train_(train), clip_(clip), comm_(comm), reducer_(reducer), spike_(train) {
   if (fp16) {
     scaler_ = std::make_unique<LossScaler>(train.loss_scale, train.scale_growth_interval,
                                            train.scale_backoff);
+  }
+  if (step_checks_on_device(train, fp16, reducer.sharded(), optimizer, comm.device())) {
+    on_device_ = std::make_unique<DeviceStepChecks>(clip, train.max_bad_steps, reducer, *optimizer);
   }
 }
 
@@ -55,7 +54,7 @@ bool GradientGate::loss_spiked(int64_t step, const torch::Tensor& step_loss,
   // One scalar all-reduce: every rank judges the same global loss.
   torch::Tensor global = step_loss.to(torch::kDouble).reshape({1});
   comm_.all_reduce(global, ReduceOp::kAvg);
-  const double loss = global.item<double>();
+  const double loss = read_double(global);
   if (!spike_.is_spike(loss)) return false;
   skip_step(step,
             fmt::format("loss {:.5g} is a spike (over {} x the running mean); the learning rate "
@@ -73,6 +72,10 @@ void GradientGate::clip(const std::optional<double>& norm) {
 }
 
 bool GradientGate::admit(int64_t step, const torch::Tensor& step_loss, int64_t& skipped_total) {
+  if (on_device_) {
+    on_device_->check(step);
+    return true;
+  }
   std::optional<double> norm;
   const bool finite = gradients_finite(norm);
   if (scaler_) {
@@ -85,6 +88,7 @@ bool GradientGate::admit(int64_t step, const torch::Tensor& step_loss, int64_t& 
     }
     reducer_.scale_gradients(1.0 / scale);
   } else if (!finite) {
+    unclipped_norm_ = std::numeric_limits<double>::quiet_NaN();  // no finite norm to report
     skip_step(step, "gradients were NaN or inf on some rank", skipped_total);
     return false;
   }

@@ -5,6 +5,11 @@
 // rank's averaged gradients through the all-reduce, the spike guard judges the loss averaged over
 // the ranks, and the clipped gradients are the same everywhere. A skipped step is counted and
 // warned of; train.max_bad_steps skipped steps in a row end the run (NumericalError).
+//
+// That is on the host, which reads the gradient norm back every step. With train.step_checks =
+// device (the default on GPUs where it applies) the finite check and clipping are decided on the
+// device instead (train/device_step_checks.hpp), and skipped steps are counted, warned of and
+// judged against train.max_bad_steps at the metrics rows and checkpoints (settle).
 #pragma once
 
 #include <torch/torch.h>
@@ -17,6 +22,8 @@
 #include "config/config.hpp"
 #include "ddp/reducer.hpp"
 #include "train/checkpointed.hpp"
+#include "train/device_step_checks.hpp"
+#include "train/fused_adamw.hpp"
 #include "train/loss_scaler.hpp"
 #include "train/spike_guard.hpp"
 
@@ -25,9 +32,10 @@ namespace ddpt {
 class GradientGate {
  public:
   // `train`: the guards' options; `clip`: optim.clip (0: none); `fp16`: the loss is scaled
-  // (train.loss_scale and its growth and backoff).
+  // (train.loss_scale and its growth and backoff); `optimizer`: the one that can be gated on the
+  // device, or nullptr. ConfigError for train.step_checks = device where that cannot be.
   GradientGate(const TrainConfig& train, double clip, bool fp16, Communicator& comm,
-               Reducer& reducer);
+               Reducer& reducer, FusedAdamW* optimizer);
 
   // What the loss is multiplied by before backward (1 without fp16).
   double loss_scale() const { return scaler_ ? scaler_->scale() : 1.0; }
@@ -35,11 +43,25 @@ class GradientGate {
   // Collective when the spike guard is on (one scalar all-reduce of `step_loss`, this rank's loss
   // of the step). True: the gradients are ready for the optimizer (unscaled, clipped). False: the
   // step of index `step` is skipped on every rank, and counted in `skipped_total`.
+  // On the device: always true; the optimizer's next step is gated (found_inf()).
   bool admit(int64_t step, const torch::Tensor& step_loss, int64_t& skipped_total);
+  // The checks on the device: the last step's verdict (1: skipped), else undefined.
+  torch::Tensor found_inf() const { return on_device_ ? on_device_->found_inf() : torch::Tensor(); }
+  // `step_loss` as the metrics count it: 0 for a step skipped on the device.
+  torch::Tensor counted_loss(const torch::Tensor& step_loss) const {
+    return on_device_ ? on_device_->counted_loss(step_loss) : step_loss;
+  }
+  // The checks on the device: reads what they counted since the last settle (one read; see
+  // DeviceStepChecks::settle) and returns the steps skipped since; 0 on the host.
+  int64_t settle(int64_t done) { return on_device_ ? on_device_->settle(done) : 0; }
+  bool checks_on_device() const { return on_device_ != nullptr; }
   // The spike guard's factor on the learning rate so far.
   double lr_factor() const { return spike_.lr_factor(); }
-  // The norm of the last step's averaged gradients before clipping, when optim.clip is on.
-  double unclipped_norm() const { return unclipped_norm_; }
+  // The norm of the last step's averaged gradients before clipping, when optim.clip is on (on the
+  // device: of the last settled step, whether or not it clips).
+  double unclipped_norm() const {
+    return on_device_ ? on_device_->unclipped_norm() : unclipped_norm_;
+  }
   // The loss scaler and the spike guard, where they are on, in that order.
   void register_state(CheckpointRegistry& registry);
 
@@ -57,7 +79,8 @@ class GradientGate {
   double clip_;
   Communicator& comm_;
   Reducer& reducer_;
-  std::unique_ptr<LossScaler> scaler_;  // fp16 only
+  std::unique_ptr<LossScaler> scaler_;           // fp16 only
+  std::unique_ptr<DeviceStepChecks> on_device_;  // train.step_checks on the device
   SpikeGuard spike_;
   double unclipped_norm_ = 0;
   int64_t bad_in_a_row_ = 0;

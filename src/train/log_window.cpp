@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/host_read.hpp"
 
 namespace ddpt {
 
@@ -13,7 +14,7 @@ void LogWindow::add_loss(const torch::Tensor& step_loss) {
 }
 
 double LogWindow::loss_sum_value() const {
-  return loss_sum.defined() ? loss_sum.item<double>() : 0.0;
+  return loss_sum.defined() ? read_double(loss_sum) : 0.0;
 }
 
 torch::Tensor LogWindow::to_row() const {
@@ -34,7 +35,7 @@ LogWindow LogWindow::from_rows(const torch::Tensor& rows, int rank, int world_si
   const torch::Tensor own = table.size(0) == world_size ? table[rank] : table.mean(0);
   // Counts are the same on every rank (steps are skipped by all ranks alike): row 0's are exact.
   auto count = [&table](int column) {
-    const double value = table[0][column].item<double>();
+    const double value = read_double(table[0][column]);
     if (!(value >= 0 && value < 9007199254740992.0)) {  // 2^53: every such count is exact
       throw DataError(fmt::format("dataset 'loop/log_window' holds the count {}", value),
                       Raised::kAllRanks);

@@ -1,6 +1,7 @@
 #include "train/optimizer_state.hpp"
 
 #include "util/error.hpp"
+#include "util/host_read.hpp"
 
 namespace ddpt {
 namespace {
@@ -61,7 +62,7 @@ void import_optimizer_state(torch::optim::Optimizer& optimizer,
       const torch::Tensor step = read(p.name + "/step");
       if (!step.defined()) continue;  // no state yet for this parameter
       auto s = std::make_unique<torch::optim::AdamWParamState>();
-      s->step(step.view({-1})[0].item<int64_t>());
+      s->step(read_int(step.view({-1})[0]));
       s->exp_avg(field("exp_avg"));
       s->exp_avg_sq(field("exp_avg_sq"));
       if (!s->exp_avg().defined() || !s->exp_avg_sq().defined()) {

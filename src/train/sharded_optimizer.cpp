@@ -2,6 +2,7 @@
 
 #include "train/optimizer.hpp"
 #include "util/error.hpp"
+#include "util/host_read.hpp"
 
 namespace ddpt {
 namespace {
@@ -128,7 +129,7 @@ void ShardedOptimizer::load(const StateReader& root) {
     };
     if (config_.type == OptimizerType::kAdamW) {
       if (!fields->has("step")) continue;
-      steps_[i] = fields->tensor("step").view({-1})[0].item<int64_t>();
+      steps_[i] = read_int(fields->tensor("step").view({-1})[0]);
       has_state_ = true;
       if (!piece) continue;
       auto s = std::make_unique<torch::optim::AdamWParamState>();

@@ -46,7 +46,8 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   // After the broadcast: every rank starts its average from rank 0's parameters.
   if (config.train.ema_decay > 0) ema_ = std::make_unique<Ema>(trainable_, config.train.ema_decay);
   gate_ = std::make_unique<GradientGate>(config.train, config.optim.clip,
-                                         precision_ == Precision::kFp16, comm_, engine_->reducer());
+                                         precision_ == Precision::kFp16, comm_, engine_->reducer(),
+                                         optimizer_->gated_on_device());
 }
 
 void Trainer::check_output_fits() {
@@ -89,8 +90,8 @@ std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& 
   lr_ = schedule_.lr_at(step) * gate_->lr_factor();
   set_learning_rate(optimizer_->optimizer(), lr_);
   optimizer_->step();
-  if (ema_) ema_->update();
-  return step_loss;
+  if (ema_) ema_->update(gate_->found_inf());
+  return gate_->counted_loss(step_loss);
 }
 
 void Trainer::trial_step(int64_t batch) {
@@ -142,7 +143,8 @@ std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batche
 }
 
 double Trainer::grad_norm() const {
-  return config_.optim.clip > 0 ? gate_->unclipped_norm() : engine_->reducer().gradient_norm();
+  return config_.optim.clip > 0 || gate_->checks_on_device() ? gate_->unclipped_norm()
+                                                             : engine_->reducer().gradient_norm();
 }
 
 void Trainer::register_state(CheckpointRegistry& registry) {

@@ -54,10 +54,17 @@ class Trainer {
   // on the device and not read back, or nullopt if every rank skipped it (non-finite gradients, a
   // loss spike), counted in `skipped_total`; NumericalError after train.max_bad_steps skipped steps
   // in a row; OutOfMemoryError (exit 6) naming the step and the batch size that did not fit.
+  // With the checks on the device a skipped step returns a loss of 0 and is counted by
+  // settle_checks() instead.
   std::optional<torch::Tensor> step(int64_t step, BatchPrefetcher& batches, PhaseLaps& laps,
                                     int64_t& skipped_total);
+  // With train.step_checks on the device: reads the checks since the last settle and returns
+  // the steps they skipped (warned of); NumericalError after train.max_bad_steps in a row. Before
+  // a metrics row and a checkpoint. 0 with the checks on the host (counted by step()).
+  int64_t settle_checks(int64_t done) { return gate_->settle(done); }
   // Of the last step: the wait for the last all-reduces after backward, the learning rate, and the
-  // global norm of the averaged gradients before clipping.
+  // global norm of the averaged gradients before clipping (checks on the device: of the last
+  // settled step).
   double comm_wait_s() const { return engine_->reducer().last_trace().wait_seconds; }
   double lr() const { return lr_; }
   double grad_norm() const;

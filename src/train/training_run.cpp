@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "config/batch_size.hpp"
+#include "train/no_host_sync.hpp"
+#include "util/host_read.hpp"
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
 #include "util/stopwatch.hpp"
@@ -41,6 +43,7 @@ TrainingRun::TrainingRun(const Config& config, const RunParts& parts)
       train_(parts.train),
       val_(parts.val),
       watchdog_(parts.watchdog),
+      forbid_host_sync_(parts.forbid_host_sync),
       stop_vote_(parts.group.comm(), parts.watchdog),
       sampler_(sampler_spec(config, parts.comm, parts.train.size())),
       trainer_(config, parts.comm, parts.model, parts.train),
@@ -78,8 +81,11 @@ RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>
     // Reports name the step in progress; the stop vote and checkpoint of step k belong to step k.
     if (watchdog_) watchdog_->set_step(step + 1);
     PhaseLaps laps = meter_.laps();
-    const std::optional<torch::Tensor> loss =
-        trainer_.step(step, batches, laps, meter_.window().skipped_total);
+    std::optional<torch::Tensor> loss;
+    {
+      const NoHostSync no_sync(forbid_host_sync_, comm_.device());
+      loss = trainer_.step(step, batches, laps, meter_.window().skipped_total);
+    }
     const int64_t done = step + 1;
     meter_.end_step(done, loss, laps, trainer_.comm_wait_s());
     steps_done_ = done;
@@ -100,7 +106,14 @@ RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>
   return result;
 }
 
+void TrainingRun::settle_checks(int64_t done) {
+  const int64_t skipped = trainer_.settle_checks(done);
+  meter_.window().skipped += skipped;
+  meter_.window().skipped_total += skipped;
+}
+
 void TrainingRun::write_row(int64_t done, RunOutput& output) {
+  settle_checks(done);
   // The loss line is global: mean over ranks (one small collective per log interval), on the
   // communicator's device: NCCL reduces CUDA tensors only.
   torch::Tensor loss = torch::tensor({meter_.row_loss()}, torch::kDouble).to(comm_.device());
@@ -108,7 +121,7 @@ void TrainingRun::write_row(int64_t done, RunOutput& output) {
   StepRecord record;
   record.step = done;
   record.epoch = sampler_.epoch_of(done - 1);
-  record.loss = loss.item<double>();
+  record.loss = read_double(loss);
   record.skipped_steps = meter_.window().skipped_total;
   record.lr = trainer_.lr();
   record.grad_norm = trainer_.grad_norm();
@@ -185,6 +198,7 @@ bool TrainingRun::after_step(int64_t done, RunOutput& output, RunResult& result)
 
 void TrainingRun::write_checkpoint(int64_t done, std::optional<double> eval_loss, RunOutput& output,
                                    RunResult& result) {
+  settle_checks(done);  // the window and the optimizer's step counts as the checkpoint saves them
   const Stopwatch stalled;
   wait_for_background_write(output, result);  // one write at a time
   const double waited_s = stalled.seconds();

@@ -62,6 +62,9 @@ struct RunParts {
   const Dataset& train;
   const Dataset* val = nullptr;  // evaluation data, if the deck has any
   Watchdog* watchdog = nullptr;  // told the step in progress; null: nothing is watched
+  // Tests (DDPTRAIN_TEST_NO_HOST_SYNC=1): a GPU step that makes the host wait is an error
+  // (train/no_host_sync.hpp).
+  bool forbid_host_sync = false;
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the
@@ -86,6 +89,9 @@ class TrainingRun : public Checkpointed {
   void load(const StateReader& root) override;
 
  private:
+  // The step checks made on the device since the last settle (train.step_checks): their skipped
+  // steps into the log window.
+  void settle_checks(int64_t done);
   // Collective: the metrics row up to step `done` (the loss averaged over the ranks), recorded
   // and shown.
   void write_row(int64_t done, RunOutput& output);
@@ -110,6 +116,7 @@ class TrainingRun : public Checkpointed {
   const Dataset& train_;
   const Dataset* val_;
   Watchdog* watchdog_;
+  bool forbid_host_sync_;
   StopVote stop_vote_;
   DistributedSampler sampler_;
   Trainer trainer_;

@@ -13,6 +13,10 @@
    datasets are objects (h5/h5_object.hpp, h5/h5_node.hpp) whose methods make the HDF5 calls.
    h5probe/ is the exception: the probe program walks a file with the C library alone, in a
    process of its own, on purpose (h5/h5_probe.hpp).
+5. Reads back: in ddp/ and train/, no tensor value is read back to the host (.item(), .cpu(),
+   a copy to kCPU) except through util/host_read.hpp, which counts them: on a GPU each read waits
+   for the queued work, and the test of train.step_checks = device counts the reads of a step
+   (tests/mpi/test_guards.cpp).
 
 Usage: source_rules.py SRC_DIR. Prints every violation; exit status 1 if there is one.
 """
@@ -28,6 +32,8 @@ MAX_LINES = 60
 EXEMPT_FUNCTIONS = {("config/parse_config.cpp", "make_table")}
 COLLECTIVE_LAYERS = {"comm", "runtime"}
 HDF5_DIRECTORIES = {"h5", "h5probe"}
+COUNTED_READ_LAYERS = {"ddp", "train"}
+RAW_READ = re.compile(r"(\.item\s*(<[^>]*>)?\s*\(|\.cpu\s*\(|\bto\s*\(\s*(torch|at|c10)::kCPU\b)")
 RAW_HDF5 = re.compile(r"\b(hid_t|hsize_t|herr_t|htri_t|hdf5_id|H5[A-Z]_[A-Z0-9_]+)\b")
 HDF5_HEADER = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<(hdf5|H5[A-Za-z_]*)\.h>", re.M)
 RAW_COLLECTIVE = re.compile(
@@ -115,6 +121,12 @@ def main():
                                     f"which the watchdog watches")
         if layer not in HDF5_DIRECTORIES:
             problems += raw_hdf5(relative, text)
+        if layer in COUNTED_READ_LAYERS:
+            code = blank_comments_and_strings(text)
+            for i, row in enumerate(code.split("\n"), 1):
+                for match in RAW_READ.finditer(row):
+                    problems.append(f"{relative}:{i}: {match.group(1).strip()} in {layer}/: read "
+                                    f"back through util/host_read.hpp, which counts the reads")
         for first, lines, header in long_functions(path, text):
             name = re.sub(r"\(.*", "", header).split()[-1].split("::")[-1]
             if (relative, name) in EXEMPT_FUNCTIONS:

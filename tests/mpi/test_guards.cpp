@@ -1,6 +1,8 @@
 // Non-finite gradients: a NaN injected on one rank makes every rank skip that step (and only
 // that step), and train.max_bad_steps such steps in a row stop every rank with NumericalError
-// (exit code 4). Runs at any world size; the NaN comes from the last rank.
+// (exit code 4). Runs at any world size; the NaN comes from the last rank. The same with the
+// checks on the device (train.step_checks = device, run here on the CPU): the same steps skipped,
+// the same parameters, and no value read back to the host inside a step.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -13,6 +15,7 @@
 #include "models/make_model.hpp"
 #include "support/training_fixture.hpp"
 #include "util/error.hpp"
+#include "util/host_read.hpp"
 
 namespace ddpt::testing {
 namespace {
@@ -54,17 +57,21 @@ int rank() {
 }
 
 // Trains `steps` steps with outputs x `factor` (NaN) at `poisoned` forward passes on the last
-// rank; returns the parameters after every step (index 0: before training), the summary and the
-// spike guard's learning-rate factor at the end.
+// rank; returns the parameters after every step (index 0: before training), the summary, the
+// spike guard's learning-rate factor and the moving averages at the end, and the count of host
+// reads after every step. One metrics row at the end, unless config.log.every is set below
+// `steps`.
 struct Trace {
   std::vector<std::vector<torch::Tensor>> params;
   RunResult summary;
   double spike_lr_factor = 1;
+  std::vector<NamedTensor> ema;
+  std::vector<int64_t> reads_after_step;  // util/host_read.hpp's count, by step (index 0: step 1)
 };
 Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned,
                         float factor = std::numeric_limits<float>::quiet_NaN()) {
   config.train.steps = steps;
-  config.log.every = steps;
+  if (config.log.every <= 0 || config.log.every > steps) config.log.every = steps;
   MpiComm comm(MPI_COMM_WORLD);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
@@ -81,8 +88,12 @@ Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned
   };
   snapshot();
   DiscardedOutput output;
-  trace.summary = training.run(output, [&](int64_t) { snapshot(); });
+  trace.summary = training.run(output, [&](int64_t) {
+    trace.reads_after_step.push_back(host_reads_so_far());
+    snapshot();
+  });
   trace.spike_lr_factor = training.trainer().facts().spike_lr_factor;
+  trace.ema = training.trainer().ema_averages();
   return trace;
 }
 
@@ -198,6 +209,126 @@ TEST(Guards, LossSpikeOnOneRankIsSkippedEverywhereAndLowersTheRate) {
   EXPECT_EQ(trace.summary.records[0].skipped_steps, 1);
   EXPECT_DOUBLE_EQ(trace.spike_lr_factor, 0.5);
   EXPECT_DOUBLE_EQ(trace.summary.records[0].lr, 0.5 * config.optim.lr);
+}
+
+}  // namespace
+}  // namespace ddpt::testing
+
+namespace ddpt::testing {
+namespace {
+
+// The relative difference ||b - a|| / ||a||, worst over the tensors.
+double worst_difference(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double scale = std::max(a[i].norm().item<double>(), 1e-30);
+    worst = std::max(worst, (b[i] - a[i]).norm().item<double>() / scale);
+  }
+  return worst;
+}
+
+// AdamW with clipping that bites (optim.clip well under the gradients' norm), a moving average,
+// and metrics rows every 4 steps.
+Config gated_config(StepChecks where) {
+  Config config = small_config(OptimizerType::kAdamW);
+  config.optim.clip = 0.05;
+  config.train.ema_decay = 0.9;
+  config.train.step_checks = where;
+  config.log.every = 4;
+  return config;
+}
+
+// On the device the same step is skipped (the parameters stay bit for bit), the others clip and
+// update as on the host: within 1e-6 (the device divides by (norm + eps) / clip in float32 where
+// the host multiplies by clip / (norm + eps) in double). The rows say the same.
+TEST(Guards, ChecksOnTheDeviceSkipAndClipAsOnTheHost) {
+  const Trace host = train_with_poison(gated_config(StepChecks::kHost), 8, {3});
+  const Trace device = train_with_poison(gated_config(StepChecks::kDevice), 8, {3});
+  ASSERT_EQ(device.params.size(), 9u);
+  for (int64_t step = 1; step <= 8; ++step) {
+    EXPECT_EQ(all_equal(device.params[step], device.params[step - 1]), step == 4)
+        << "after step " << step;
+    EXPECT_LT(worst_difference(host.params[step], device.params[step]), 1e-6)
+        << "after step " << step;
+  }
+  std::vector<torch::Tensor> host_ema;
+  std::vector<torch::Tensor> device_ema;
+  for (const auto& a : host.ema) host_ema.push_back(a.tensor);
+  for (const auto& a : device.ema) device_ema.push_back(a.tensor);
+  ASSERT_FALSE(host_ema.empty());
+  EXPECT_LT(worst_difference(host_ema, device_ema), 1e-6);
+  ASSERT_EQ(device.summary.records.size(), 2u);
+  for (size_t row = 0; row < 2; ++row) {
+    const StepRecord& h = host.summary.records[row];
+    const StepRecord& d = device.summary.records[row];
+    EXPECT_EQ(d.skipped_steps, h.skipped_steps) << "row " << row;
+    EXPECT_NEAR(d.loss, h.loss, 1e-6 * std::abs(h.loss)) << "row " << row;
+    if (row == 0) {  // its last step is the skipped one, whose gradients have no finite norm
+      EXPECT_TRUE(std::isnan(h.grad_norm) && std::isnan(d.grad_norm))
+          << h.grad_norm << " " << d.grad_norm;
+      continue;
+    }
+    EXPECT_NEAR(d.grad_norm, h.grad_norm, 1e-5 * h.grad_norm) << "row " << row;
+    EXPECT_GT(d.grad_norm, gated_config(StepChecks::kDevice).optim.clip) << "clipping bit";
+  }
+  EXPECT_EQ(device.summary.records[0].skipped_steps, 1);
+}
+
+// Inside a step nothing is read back: the count of reads moves only across the steps that end
+// a metrics row (4 and 8). On the host every step reads (the finite check), which shows the count
+// sees the reads a step makes.
+TEST(Guards, ChecksOnTheDeviceReadNothingBackInsideAStep) {
+  const Trace host = train_with_poison(gated_config(StepChecks::kHost), 12, {5});
+  const Trace device = train_with_poison(gated_config(StepChecks::kDevice), 12, {5});
+  ASSERT_EQ(device.reads_after_step.size(), 12u);
+  for (size_t k = 1; k < 12; ++k) {
+    const int64_t step = static_cast<int64_t>(k) + 1;  // the reads of step `step` and of what
+    const bool row_before = (step - 1) % 4 == 0;       // followed step - 1 (its row, if any)
+    const int64_t device_reads = device.reads_after_step[k] - device.reads_after_step[k - 1];
+    const int64_t host_reads = host.reads_after_step[k] - host.reads_after_step[k - 1];
+    if (row_before) {
+      EXPECT_GT(device_reads, 0) << "the row of step " << step - 1 << " reads the loss";
+    } else {
+      EXPECT_EQ(device_reads, 0) << "step " << step << " read a value back";
+    }
+    EXPECT_GT(host_reads, 0) << "step " << step;
+  }
+  EXPECT_EQ(device.summary.records.at(1).skipped_steps, 1);  // step 6, in the second row
+}
+
+// train.max_bad_steps in a row end the run at the next row, with the host's message.
+TEST(Guards, TooManyBadStepsOnTheDeviceStopAtTheRow) {
+  Config config = gated_config(StepChecks::kDevice);
+  config.train.max_bad_steps = 3;
+  config.log.every = 5;
+  try {
+    train_with_poison(config, 10, {2, 3, 4, 5, 6, 7, 8, 9});
+    FAIL() << "no NumericalError";
+  } catch (const NumericalError& e) {
+    EXPECT_EQ(e.code(), ExitCode::kNumerical);
+    EXPECT_NE(std::string(e.what()).find("3 steps in a row (up to step 5"), std::string::npos)
+        << e.what();
+  }
+  config.log.every = 10;
+  const Trace trace = train_with_poison(config, 10, {1, 2, 4, 5, 7, 8});
+  EXPECT_EQ(trace.summary.records.at(0).skipped_steps, 6);
+}
+
+// Where the checks cannot be made on the device, asking for it is a deck error (exit 2).
+TEST(Guards, ChecksOnTheDeviceRefusedWhereTheyCannotBe) {
+  Config sgd = gated_config(StepChecks::kDevice);
+  sgd.optim.type = OptimizerType::kSgd;
+  Config spike = gated_config(StepChecks::kDevice);
+  spike.train.spike_factor = 3;
+  for (const Config& config : {sgd, spike}) {
+    try {
+      train_with_poison(config, 2, {});
+      FAIL() << "no ConfigError";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("train.step_checks = device"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "runtime/device.hpp"
+#include "runtime/job.hpp"
 
 namespace ddpt {
 namespace {
@@ -43,6 +44,28 @@ TEST(DeviceChoice, OtherwiseCoresAreSharedAmongTheNodesRanks) {
   // Many more ranks than cores: never fewer than one thread (a bound process keeps its cores).
   EXPECT_EQ(choose_device(node_with(cores * 4), {}).threads, bound ? cores : 1);
   if (!torch::cuda::is_available()) EXPECT_TRUE(one.device.is_cpu());
+}
+
+}  // namespace
+}  // namespace ddpt
+
+namespace ddpt {
+namespace {
+
+// More ranks than GPUs on a node is refused, naming the counts; the test switch lets them share a
+// GPU only where the rank has its own NCCL_HOSTID.
+TEST(GpuSharing, RefusedUnlessTheTestSwitchAndAHostIdAreBothSet) {
+  LaunchEnvironment launch;
+  EXPECT_EQ(gpu_sharing_refusal(1, 1, launch), "");
+  EXPECT_EQ(gpu_sharing_refusal(4, 4, launch), "");
+  EXPECT_NE(gpu_sharing_refusal(2, 1, launch).find("2 ranks on this node but 1 GPU(s) visible"),
+            std::string::npos);
+  launch.nccl_hostid = "rank1";  // a host id alone changes nothing
+  EXPECT_NE(gpu_sharing_refusal(2, 1, launch), "");
+  launch.test_share_gpu = true;
+  EXPECT_EQ(gpu_sharing_refusal(2, 1, launch), "");
+  launch.nccl_hostid.clear();
+  EXPECT_NE(gpu_sharing_refusal(2, 1, launch).find("its own NCCL_HOSTID"), std::string::npos);
 }
 
 }  // namespace

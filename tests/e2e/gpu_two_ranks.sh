@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Two NCCL ranks on one GPU: the multi-rank logic and numerics of the NCCL path on a machine with
+# one GPU (not its speed). NCCL refuses two ranks on one GPU of one host; each rank here sets its
+# own NCCL_HOSTID, so NCCL takes them for two one-GPU hosts joined over sockets on lo, and
+# DDPTRAIN_TEST_SHARE_GPU=1 lifts ddptrain's own one-rank-per-GPU refusal (a test switch: the
+# refusal stays the default; gpu_training.sh checks it). None of these checks has run on a GPU yet.
+#  - fp32, the same global batch: 2 ranks end within 1e-5 (SGD) and 1e-4 (AdamW) of 1 rank after
+#    30 steps (relative, per parameter; the sums run in another order);
+#  - ddp.zero = 1 (reduce-scatter and all-gather over NCCL) within 1e-6 of ddp.zero = 0;
+#  - ddp.compress = bf16 rounds what goes on the wire: 0 < difference < 1e-2;
+#  - a checkpoint of 2 ranks continued on 1, and one of 1 rank continued on 2, end within 1e-5 of
+#    the run they came from;
+#  - `bench comm` on 2 NCCL ranks: busbw = algbw x the op's factor, every result checked;
+#  - one rank stopped (SIGSTOP) after step 100: the job ends with exit 5 within dist.timeout_s +
+#    15 s, the report naming rank 1.
+# Usage: gpu_two_ranks.sh MPIEXEC DDPTRAIN DECK
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+python=${DDPTRAIN_PYTHON:-/usr/bin/python3}
+
+info=$("$ddptrain" info 2>/dev/null || true)
+if ! grep -q "device (rank 0) : cuda" <<<"$info"; then
+  echo "[  SKIPPED ] no CUDA device usable by this ddptrain"
+  exit 0
+fi
+export DDPTRAIN_TEST_SHARE_GPU=1 NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1
+
+# ranks N ARG...: N ranks of ddptrain ARG..., each with its own NCCL_HOSTID (bash execs ddptrain,
+# so each rank keeps the pid mpirun started).
+ranks() {
+  "$mpiexec" -np "$1" --oversubscribe --bind-to none \
+    bash -c 'NCCL_HOSTID=ddptrain-test-$OMPI_COMM_WORLD_RANK exec "$@"' ddptrain "$ddptrain" "${@:2}"
+}
+failures=()
+check() {
+  local name=$1
+  shift
+  echo "--- $name"
+  if "$@"; then echo "ok: $name"; else failures+=("$name"); echo "FAILED: $name"; fi
+}
+# train DIR N [OPTION...]: N ranks, the deck's MLP on 4096 samples, 64 a step over all ranks, a
+# checkpoint every 10 steps.
+train() {
+  local dir=$1 n=$2
+  shift 2
+  ranks "$n" train "$deck" --data.samples=4096 --train.steps=30 --train.global_batch=64 \
+    --log.every=10 --checkpoint.every=10 --run.dir="$work/$dir" "$@" >"$work/$dir.log" 2>&1 ||
+    { echo "run $dir failed:"; tail -30 "$work/$dir.log"; return 1; }
+  grep -q "cuda" "$work/$dir.log" || { echo "$dir did not run on the GPU"; return 1; }
+}
+difference() {
+  "$python" - "$work/$1/checkpoints/step_$(printf %08d "$3").h5" \
+    "$work/$2/checkpoints/step_$(printf %08d "$3").h5" <<'PY'
+import sys
+from compare_arrays import datasets, worst_relative_difference
+try:
+    value, _ = worst_relative_difference(datasets(sys.argv[2]), datasets(sys.argv[1]))
+except AssertionError as e:
+    sys.exit(f"FAIL: {e}")
+print(value)
+PY
+}
+within() {
+  local d
+  d=$(difference "$1" "$2" "$3") || return 1
+  echo "$1 vs $2 at step $3: max relative difference $d (limit $4)"
+  "$python" -c "import sys; sys.exit(0 if $d <= $4 else 1)"
+}
+
+two_equal_one() {
+  local opt=$1 limit=$2
+  shift 2
+  train "one_$opt" 1 "$@" && train "two_$opt" 2 "$@" && within "one_$opt" "two_$opt" 30 "$limit"
+}
+check "fp32 SGD: 2 NCCL ranks = 1 rank" two_equal_one sgd 1e-5 --optim.type=sgd --optim.lr=0.05
+check "fp32 AdamW: 2 NCCL ranks = 1 rank" two_equal_one adamw 1e-4 --optim.type=adamw
+
+zero_matches_plain() {
+  train two_zero1 2 --ddp.zero=1 && within two_adamw two_zero1 30 1e-6
+}
+check "ddp.zero = 1 over 2 NCCL ranks = ddp.zero = 0" zero_matches_plain
+
+compress_rounds() {
+  local d
+  train two_bf16_wire 2 --optim.type=sgd --optim.lr=0.05 --ddp.compress=bf16 &&
+    d=$(difference two_sgd two_bf16_wire 30) || return 1
+  echo "ddp.compress = bf16 over 2 ranks against fp32: max relative difference $d"
+  "$python" -c "import sys; sys.exit(0 if 0 < $d < 1e-2 else 1)"
+}
+check "ddp.compress = bf16 over 2 NCCL ranks rounds the wire" compress_rounds
+
+resumed_on_other_counts() {
+  train two_then_one 1 --optim.type=sgd --optim.lr=0.05 \
+    --train.resume="$work/two_sgd/checkpoints/step_00000010.h5" &&
+    within two_sgd two_then_one 30 1e-5 &&
+    train one_then_two 2 --optim.type=sgd --optim.lr=0.05 \
+      --train.resume="$work/one_sgd/checkpoints/step_00000010.h5" &&
+    within one_sgd one_then_two 30 1e-5
+}
+check "a checkpoint continues on another rank count (2 -> 1, 1 -> 2)" resumed_on_other_counts
+
+bench_comm_two_ranks() {
+  ranks 2 bench comm --max-bytes 64MiB >"$work/bench_comm.log" 2>&1 ||
+    { tail -5 "$work/bench_comm.log"; return 1; }
+  grep -E "backend|64 MiB|checked" "$work/bench_comm.log"
+  grep -q "backend nccl, 2 ranks" "$work/bench_comm.log" &&
+    grep -q "all results checked on every rank" "$work/bench_comm.log" &&
+    awk '/through node-shared memory/ { exit }  # the second table of the MPI backend
+         $1 ~ /^(all_reduce|reduce_scatter|all_gather)$/ && $2 == 64 && $3 == "MiB" {
+           factor = $1 == "all_reduce" ? 1 : 0.5; rows++
+           if ($7 + 0 <= 0 || ($7 - $6 * factor) > 0.0011 || ($6 * factor - $7) > 0.0011) bad = 1
+         }
+         END { exit (rows == 3 && !bad) ? 0 : 1 }' "$work/bench_comm.log"
+}
+check "bench comm on 2 NCCL ranks: busbw, results checked" bench_comm_two_ranks
+
+stopped_peer_ends_the_job() {
+  local launcher stopped rc start took timeout_s=5
+  # Not through ranks(): the background job must be mpirun itself, whose children are the ranks.
+  "$mpiexec" -np 2 --oversubscribe --bind-to none \
+    bash -c 'NCCL_HOSTID=ddptrain-test-$OMPI_COMM_WORLD_RANK exec "$@"' ddptrain "$ddptrain" \
+    train "$deck" --run.dir="$work/stopped" --train.steps=1000000 --checkpoint.every=100 \
+    --dist.timeout_s=$timeout_s >"$work/stopped.log" 2>&1 &
+  launcher=$!
+  wait_for_file "$work/stopped/checkpoints/step_00000100.h5" 120 ||
+    { kill -KILL "$launcher"; echo "training did not start"; tail -5 "$work/stopped.log"; return 1; }
+  # The rank is bash's exec'd ddptrain: mpirun's child with OMPI_COMM_WORLD_RANK=1.
+  stopped=$(rank_pid "$launcher" 1) || { kill -KILL "$launcher"; echo "no rank 1"; return 1; }
+  kill -STOP "$stopped"
+  start=$SECONDS
+  wait "$launcher"
+  rc=$?
+  took=$((SECONDS - start))
+  kill -KILL "$stopped" 2>/dev/null
+  echo "exit code $rc after $took s"
+  grep -A4 "collective timed out" "$work/stopped.log"
+  [[ $rc -eq 5 ]] && ((took <= timeout_s + 15)) &&
+    grep -q "^ranks that did not arrive: 1$" "$work/stopped.log"
+}
+check "a stopped NCCL peer ends the job: exit 5, naming rank 1" stopped_peer_ends_the_job
+
+if ((${#failures[@]})); then
+  printf 'FAIL: %s\n' "${failures[@]}"
+  exit 1
+fi
+echo "two-rank NCCL checks passed"
