@@ -101,6 +101,14 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
             (result.optimizer_sharded ? " on rank 0 (ZeRO-1: each rank holds its shard)"
                                       : " per rank (every rank holds all of it)"));
   }
+  if (result.parameter_bytes > 0) {
+    const PeakMemory& peak = result.peak_memory;
+    lines.emplace_back(
+        "memory",
+        fmt::format("parameters {}, gradients {} per rank; peak {} {} (rank 0)",
+                    human_bytes(result.parameter_bytes), human_bytes(result.gradient_bytes),
+                    human_bytes(peak.bytes), peak.on_gpu ? "allocated on the GPU" : "resident"));
+  }
   if (result.best_eval) {
     const auto& [best, step] = *result.best_eval;
     lines.emplace_back("best eval",

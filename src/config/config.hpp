@@ -54,6 +54,7 @@ struct ModelConfig {
   bool tie = true;       // GPT: the output head shares the token embedding
   std::string path;      // TorchScript file (model.type = torchscript)
   std::string freeze;    // parameters not trained: globs on names, comma separated
+  bool activation_checkpointing = false;  // built-in models: blocks recomputed in backward
 };
 
 struct TrainConfig {

@@ -93,6 +93,11 @@ OptionTable make_table(Config& c) {
       .add("model.tie", &c.model.tie,
            "GPT: the output head reuses the token embedding matrix (as GPT-2)")
       .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
+      .add("model.activation_checkpointing", &c.model.activation_checkpointing,
+           "built-in models: keep only each block's input in forward and compute the block "
+           "again in backward (GPT: each transformer block; CNN: each residual block; MLP: each "
+           "hidden layer): less memory for activations, about one more forward of time; the "
+           "results are the same bit for bit")
       .add("model.freeze", &c.model.freeze,
            "parameters not to train: shell globs on parameter names, comma separated (e.g. "
            "'0.*'); frozen parameters are neither bucketed nor communicated")

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "models/activation_checkpoint.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -48,9 +49,11 @@ TORCH_MODULE(BasicBlock);
 
 class ResNetImpl : public nn::Module {
  public:
-  ResNetImpl(int64_t channels, const std::vector<int64_t>& widths, int64_t blocks, int64_t classes)
+  ResNetImpl(int64_t channels, const std::vector<int64_t>& widths, int64_t blocks, int64_t classes,
+             bool checkpoint_blocks)
       : conv1_(register_module("conv1", conv(channels, widths.front(), 3, 1))),
-        bn1_(register_module("bn1", nn::BatchNorm2d(widths.front()))) {
+        bn1_(register_module("bn1", nn::BatchNorm2d(widths.front()))),
+        checkpoint_blocks_(checkpoint_blocks) {
     int64_t in = widths.front();
     for (size_t s = 0; s < widths.size(); ++s) {
       nn::Sequential stage;
@@ -64,7 +67,17 @@ class ResNetImpl : public nn::Module {
   }
   torch::Tensor forward(const torch::Tensor& x) {
     torch::Tensor y = torch::relu(bn1_(conv1_(x)));
-    for (auto& stage : stages_) y = stage->forward(y);
+    for (auto& stage : stages_) {
+      if (!checkpoint_blocks_) {
+        y = stage->forward(y);
+        continue;
+      }
+      for (auto& module : *stage) {
+        auto block = std::dynamic_pointer_cast<BasicBlockImpl>(module.ptr());
+        y = checkpointed([block](const torch::Tensor& in) { return block->forward(in); }, y,
+                         block->buffers());
+      }
+    }
     return fc_(y.mean({2, 3}));  // global average pooling
   }
 
@@ -73,13 +86,14 @@ class ResNetImpl : public nn::Module {
   nn::BatchNorm2d bn1_;
   std::vector<nn::Sequential> stages_;
   nn::Linear fc_{nullptr};
+  bool checkpoint_blocks_;  // each residual block's activations recomputed in backward
 };
 TORCH_MODULE(ResNet);
 
 }  // namespace
 
 Cnn::Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, int64_t blocks,
-         int64_t classes) {
+         int64_t classes, bool checkpoint_blocks) {
   if (image.size() != 3) {
     throw ConfigError(fmt::format(
         "option 'model.type' = cnn needs images [channels, height, width]; the data's samples "
@@ -92,7 +106,7 @@ Cnn::Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, 
         "option 'model.channels' = {} stages halve {}x{} images {} times: too many stages",
         fmt::join(widths, ","), image[1], image[2], halvings));
   }
-  net_ = ResNet(image[0], widths, blocks, classes).ptr();
+  net_ = ResNet(image[0], widths, blocks, classes, checkpoint_blocks).ptr();
   // FLOPs by layer, following the shapes (ceil division: 3x3 convolutions with padding 1).
   int64_t h = image[1];
   int64_t w = image[2];

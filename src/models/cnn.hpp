@@ -18,9 +18,10 @@ namespace ddpt {
 
 class Cnn final : public ModuleModel {
  public:
-  // `image`: [channels, height, width] of one sample.
+  // `image`: [channels, height, width] of one sample. `checkpoint_blocks`: each residual block's
+  // activations recomputed in backward (models/activation_checkpoint.hpp).
   Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, int64_t blocks,
-      int64_t classes);
+      int64_t classes, bool checkpoint_blocks = false);
   // The parameters of that CNN, without building it (a double: an absurd deck overflows int64).
   static double parameter_count(const std::vector<int64_t>& image,
                                 const std::vector<int64_t>& widths, int64_t blocks,

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "models/activation_checkpoint.hpp"
 #include "models/causal_attention.hpp"
 #include "models/chunked_cross_entropy.hpp"
 #include "models/linear.hpp"
@@ -87,7 +88,8 @@ class GptNetImpl : public nn::Module {
       : wte_(register_module("wte", nn::Embedding(spec.vocab, spec.n_embd))),
         wpe_(register_module("wpe", nn::Embedding(spec.block, spec.n_embd))),
         dropout_(spec.dropout),
-        block_(spec.block) {
+        block_(spec.block),
+        checkpoint_blocks_(spec.checkpoint_blocks) {
     for (int64_t i = 0; i < spec.n_layer; ++i) h_->push_back(Block(spec));
     register_module("h", h_);
     ln_f_ = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({spec.n_embd})));
@@ -117,7 +119,11 @@ class GptNetImpl : public nn::Module {
     // (LibTorch's linear, where it runs, is one addmm on 2-D input only; on [N, T, C] it runs
     // matmul and then a second pass over the output to add the bias).
     x = x.view({windows * time, -1});
-    for (auto& block : *h_) x = block->as<BlockImpl>()->forward(x, windows);
+    for (auto& module : *h_) {
+      auto block = std::dynamic_pointer_cast<BlockImpl>(module);
+      auto run = [block, windows](const torch::Tensor& in) { return block->forward(in, windows); };
+      x = checkpoint_blocks_ ? checkpointed(run, x) : run(x);
+    }
     return ln_f_(x);
   }
 
@@ -149,6 +155,7 @@ class GptNetImpl : public nn::Module {
   Linear lm_head_{nullptr};
   double dropout_;
   int64_t block_;
+  bool checkpoint_blocks_;  // each block's activations recomputed in backward
 };
 TORCH_MODULE(GptNet);
 

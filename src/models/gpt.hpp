@@ -17,7 +17,8 @@ struct GptSpec {
   int64_t n_embd = 128;
   double dropout = 0.0;
   bool tie = true;
-  int64_t window = 0;  // tokens per sample, for the FLOPs estimate; 0 = block
+  int64_t window = 0;              // tokens per sample, for the FLOPs estimate; 0 = block
+  bool checkpoint_blocks = false;  // model.activation_checkpointing
 };
 
 class Gpt final : public ModuleModel {

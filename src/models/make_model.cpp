@@ -26,6 +26,7 @@ GptSpec gpt_spec(const ModelConfig& config, const DatasetInfo& data) {
   spec.n_embd = config.n_embd;
   spec.dropout = config.dropout;
   spec.tie = config.tie;
+  spec.checkpoint_blocks = config.activation_checkpointing;
   if (spec.block < spec.window) {
     throw ConfigError(
         fmt::format("option 'model.block' = {} is shorter than the data's windows "
@@ -60,10 +61,17 @@ int64_t features_of(const DatasetInfo& data) {
 
 std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs) {
   if (config.type == ModelType::kMlp) {
-    return std::make_unique<Mlp>(inputs, parse_int_list("model.hidden", config.hidden), outputs);
+    return std::make_unique<Mlp>(inputs, parse_int_list("model.hidden", config.hidden), outputs,
+                                 config.activation_checkpointing);
   }
-  if (config.type == ModelType::kTorchScript)
+  if (config.type == ModelType::kTorchScript) {
+    if (config.activation_checkpointing) {
+      throw ConfigError(
+          "option 'model.activation_checkpointing' = true: the built-in models (mlp, cnn, gpt) "
+          "only; a TorchScript model's blocks are not known");
+    }
     return std::make_unique<TorchScriptModel>(config.path);
+  }
   throw ConfigError(std::string("option 'model.type' = ") + choice_name(config.type) +
                     ": is built from the data's sample shape, not a feature count");
 }
@@ -73,7 +81,7 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& 
   if (builds_cnn(config, data)) {
     return std::make_unique<Cnn>(data.sample_shape,
                                  parse_int_list("model.channels", config.channels), config.blocks,
-                                 data.outputs);
+                                 data.outputs, config.activation_checkpointing);
   }
   return make_model(config, features_of(data), data.outputs);
 }

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "models/activation_checkpoint.hpp"
 #include "models/linear.hpp"
 
 namespace ddpt {
 
-Mlp::Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs) {
+Mlp::Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs,
+         bool checkpoint_blocks)
+    : checkpoint_blocks_(checkpoint_blocks) {
   int64_t width = inputs;
   for (const int64_t h : hidden) {
     net_->push_back(Linear(width, h));
@@ -17,6 +20,23 @@ Mlp::Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs) {
   net_->push_back(Linear(width, outputs));
   flops_ += 2.0 * static_cast<double>(width * outputs);
   description_ = fmt::format("MLP {} -> [{}] -> {}", inputs, fmt::join(hidden, ", "), outputs);
+}
+
+torch::Tensor Mlp::forward(const torch::Tensor& inputs) {
+  torch::Tensor x = inputs.dim() > 2 ? inputs.flatten(1) : inputs;
+  if (!checkpoint_blocks_) return net_->forward(x);
+  // Hidden layers are (Linear, ReLU) pairs; the output layer runs plainly.
+  const size_t layers = net_->size();
+  for (size_t i = 0; i + 1 < layers; i += 2) {
+    auto linear = net_->ptr(i);
+    auto relu = net_->ptr(i + 1);
+    x = checkpointed(
+        [linear, relu](const torch::Tensor& in) {
+          return relu->as<torch::nn::ReLUImpl>()->forward(linear->as<LinearImpl>()->forward(in));
+        },
+        x);
+  }
+  return net_->ptr(layers - 1)->as<LinearImpl>()->forward(x);
 }
 
 double Mlp::parameter_count(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs) {

@@ -10,17 +10,19 @@ namespace ddpt {
 
 class Mlp final : public ModuleModel {
  public:
-  Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs);
+  // `checkpoint_blocks`: each hidden layer's activations (Linear, ReLU) recomputed in backward
+  // (models/activation_checkpoint.hpp).
+  Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs,
+      bool checkpoint_blocks = false);
   // The parameters of that MLP, without building it (a double: an absurd deck overflows int64).
   static double parameter_count(int64_t inputs, const std::vector<int64_t>& hidden,
                                 int64_t outputs);
-  torch::Tensor forward(const torch::Tensor& inputs) override {
-    return net_->forward(inputs.dim() > 2 ? inputs.flatten(1) : inputs);
-  }
+  torch::Tensor forward(const torch::Tensor& inputs) override;
 
  private:
   torch::nn::Module& root() override { return *net_; }
   torch::nn::Sequential net_;
+  bool checkpoint_blocks_;
 };
 
 }  // namespace ddpt

@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <optional>
 
-#include "train/generator_state.hpp"
 #include "train/trainer.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
+#include "util/generator_state.hpp"
 #include "util/log.hpp"
 
 namespace ddpt {

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "train/generator_state.hpp"
 #include "util/error.hpp"
+#include "util/generator_state.hpp"
 
 namespace ddpt {
 namespace {

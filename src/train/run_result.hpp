@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/peak_memory.hpp"
 #include "train/evaluate.hpp"
 #include "train/rank_steps.hpp"
 #include "train/step_split.hpp"
@@ -54,6 +55,9 @@ struct RunResult {
   std::string last_checkpoint;  // "" if none was written
   CheckpointTimes checkpoints;
   int64_t optimizer_state_bytes = 0;  // held by each rank at the end
+  int64_t parameter_bytes = 0;        // the model's parameters, frozen ones too, on each rank
+  int64_t gradient_bytes = 0;         // the trainable parameters' gradients (the buckets)
+  PeakMemory peak_memory;             // rank 0's, at the end
   bool optimizer_sharded = false;     // ZeRO-1 at work: that is rank 0's shard
 
   int64_t end_step() const { return first_step + steps; }

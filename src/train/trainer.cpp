@@ -164,6 +164,12 @@ TrainerFacts Trainer::facts() const {
   facts.parameters_shared = engine_->parameters_shared();
   facts.optimizer_sharded = reducer.sharded();
   for (const auto& bucket : reducer.buckets()) facts.bucketed_values += bucket.numel;
+  for (const auto& p : model_.named_parameters()) {
+    facts.parameter_bytes += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
+  }
+  for (const auto& p : trainable_) {
+    facts.gradient_bytes += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
+  }
   facts.schedule = schedule_.describe();
   facts.spike_lr_factor = gate_->lr_factor();
   facts.optimizer_state_bytes = ddpt::optimizer_state_bytes(optimizer_->optimizer());

@@ -13,8 +13,8 @@
 #include "data/batch_prefetcher.hpp"
 #include "data/dataset.hpp"
 #include "ddp/data_parallel.hpp"
+#include "models/autocast.hpp"
 #include "models/model.hpp"
-#include "train/autocast.hpp"
 #include "train/checkpointed.hpp"
 #include "train/distributed_optimizer.hpp"
 #include "train/ema.hpp"
@@ -42,6 +42,8 @@ struct TrainerFacts {
   double spike_lr_factor = 1;         // the spike guard's factor on the learning rate so far
   int64_t optimizer_state_bytes = 0;  // held by this rank now (0 before the first step)
   int64_t optimizer_values = 0;       // parameter values this rank updates (ZeRO-1: its shard)
+  int64_t parameter_bytes = 0;        // every parameter of the model, frozen ones too
+  int64_t gradient_bytes = 0;         // the gradient buckets (the trainable parameters')
 };
 
 class Trainer {

@@ -32,6 +32,7 @@
 # Usage: gpu_training.sh MPIEXEC DDPTRAIN DECK
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/gpu_checks.sh"
 python=${DDPTRAIN_PYTHON:-/usr/bin/python3}
 
 # Read whole first: grep -q leaving the pipe early would end `info` by SIGPIPE (pipefail).
@@ -41,13 +42,6 @@ if ! grep -q "device (rank 0) : cuda" <<<"$info"; then
   exit 0
 fi
 
-failures=()
-check() {  # check NAME COMMAND...: runs one check, records its failure and goes on
-  local name=$1
-  shift
-  echo "--- $name"
-  if "$@"; then echo "ok: $name"; else failures+=("$name"); echo "FAILED: $name"; fi
-}
 # train DIR [OPTION...]: one rank, the deck's MLP on 4096 samples, a checkpoint every 10 steps.
 train() {
   local dir=$1
@@ -57,27 +51,6 @@ train() {
     { echo "run $dir failed:"; tail -30 "$work/$dir.log"; return 1; }
 }
 on_cpu() { CUDA_VISIBLE_DEVICES='' "$@"; }
-# difference A B STEP: max over parameters of ||b - a|| / ||a|| at STEP's checkpoints; fails
-# (with a line naming the parameter) where a parameter of either is not finite.
-difference() {
-  "$python" - "$work/$1/checkpoints/step_$(printf %08d "$3").h5" \
-    "$work/$2/checkpoints/step_$(printf %08d "$3").h5" <<'PY'
-import sys
-from compare_arrays import datasets, worst_relative_difference
-try:
-    value, _ = worst_relative_difference(datasets(sys.argv[2]), datasets(sys.argv[1]))
-except AssertionError as e:  # NotFinite, or files that do not match
-    sys.exit(f"FAIL: {e}")
-print(value)
-PY
-}
-# within A B STEP LIMIT: the difference is at most LIMIT.
-within() {
-  local d
-  d=$(difference "$1" "$2" "$3") || return 1
-  echo "$1 vs $2 at step $3: max relative difference $d (limit $4)"
-  "$python" -c "import sys; sys.exit(0 if $d <= $4 else 1)"
-}
 # loss_falls DIR FACTOR: the last logged loss is below FACTOR x the first.
 loss_falls() {
   "$python" - "$work/$1/metrics.h5" "$2" <<'PY'
@@ -286,8 +259,4 @@ bench_comm_on_nccl() {
 }
 check "ddptrain bench comm on NCCL (one rank: busbw is 0 by definition)" bench_comm_on_nccl
 
-if ((${#failures[@]})); then
-  printf 'FAIL: %s\n' "${failures[@]}"
-  exit 1
-fi
-echo "gpu training checks passed"
+report_checks "gpu training checks"

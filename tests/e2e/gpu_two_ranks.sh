@@ -16,6 +16,7 @@
 # Usage: gpu_two_ranks.sh MPIEXEC DDPTRAIN DECK
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/gpu_checks.sh"
 python=${DDPTRAIN_PYTHON:-/usr/bin/python3}
 
 info=$("$ddptrain" info 2>/dev/null || true)
@@ -31,13 +32,6 @@ ranks() {
   "$mpiexec" -np "$1" --oversubscribe --bind-to none \
     bash -c 'NCCL_HOSTID=ddptrain-test-$OMPI_COMM_WORLD_RANK exec "$@"' ddptrain "$ddptrain" "${@:2}"
 }
-failures=()
-check() {
-  local name=$1
-  shift
-  echo "--- $name"
-  if "$@"; then echo "ok: $name"; else failures+=("$name"); echo "FAILED: $name"; fi
-}
 # train DIR N [OPTION...]: N ranks, the deck's MLP on 4096 samples, 64 a step over all ranks, a
 # checkpoint every 10 steps.
 train() {
@@ -47,24 +41,6 @@ train() {
     --log.every=10 --checkpoint.every=10 --run.dir="$work/$dir" "$@" >"$work/$dir.log" 2>&1 ||
     { echo "run $dir failed:"; tail -30 "$work/$dir.log"; return 1; }
   grep -q "cuda" "$work/$dir.log" || { echo "$dir did not run on the GPU"; return 1; }
-}
-difference() {
-  "$python" - "$work/$1/checkpoints/step_$(printf %08d "$3").h5" \
-    "$work/$2/checkpoints/step_$(printf %08d "$3").h5" <<'PY'
-import sys
-from compare_arrays import datasets, worst_relative_difference
-try:
-    value, _ = worst_relative_difference(datasets(sys.argv[2]), datasets(sys.argv[1]))
-except AssertionError as e:
-    sys.exit(f"FAIL: {e}")
-print(value)
-PY
-}
-within() {
-  local d
-  d=$(difference "$1" "$2" "$3") || return 1
-  echo "$1 vs $2 at step $3: max relative difference $d (limit $4)"
-  "$python" -c "import sys; sys.exit(0 if $d <= $4 else 1)"
 }
 
 two_equal_one() {
@@ -139,8 +115,4 @@ stopped_peer_ends_the_job() {
 }
 check "a stopped NCCL peer ends the job: exit 5, naming rank 1" stopped_peer_ends_the_job
 
-if ((${#failures[@]})); then
-  printf 'FAIL: %s\n' "${failures[@]}"
-  exit 1
-fi
-echo "two-rank NCCL checks passed"
+report_checks "two-rank NCCL checks"

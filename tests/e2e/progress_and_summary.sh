@@ -3,7 +3,8 @@
 #  - auto into a pipe (SLURM logs, ctest, `mpirun | tee`): the plain periodic lines, no \r;
 #  - bar: one line redrawn in place, the periodic lines in log.txt only, evaluation and
 #    checkpoint messages on clean lines above the bar, the summary on a fresh line after it;
-#  - auto on a pseudo-terminal (script(1)), at 1 rank and under mpirun -np 2: the bar.
+#  - auto on a pseudo-terminal (script(1)), at 1 rank and under mpirun -np 2: the bar;
+#  - the summary's lines, the memory a rank held and its peak among them.
 # What a terminal shows is checked by replaying each \r as a return to the start of the line.
 # Usage: progress_and_summary.sh MPIEXEC DDPTRAIN DECK
 set -eu
@@ -77,6 +78,10 @@ PY
   held=$(grep -oP '^  optimizer state : \K[0-9.]+ \S+(?= per rank \(every rank holds all of it\)$)' "$1") ||
     fail "summary: optimizer state ($1)"
   [[ $expected == "$held" ]] || fail "banner expects $expected of optimizer state, summary says $held"
+  # Memory: the parameters and gradients (the quickstart MLP trains all of its 85,002 float32
+  # values: 332 KiB each), and a peak resident set above them.
+  grep -qP "^  memory          : parameters 332 KiB, gradients 332 KiB per rank; peak [0-9.]+ (MiB|GiB) resident \(rank 0\)$" "$1" ||
+    fail "summary: memory ($1): $(grep '^  memory' "$1")"
 }
 
 # log.txt gets the four plain progress lines whatever the console shows.

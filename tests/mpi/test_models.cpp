@@ -155,5 +155,39 @@ TEST(Models, Bf16CompressedGradientsStayClose) {
   }
 }
 
+// model.activation_checkpointing recomputes each block in backward: the same run, bit for bit
+// (parameters, batch-norm statistics, logged losses), with dropout drawing the same masks again
+// and the statistics moved once per step.
+void expect_same_run_with_checkpointing(Config config, const char* what) {
+  const TrainedRun plain = train(config, MPI_COMM_WORLD);
+  config.model.activation_checkpointing = true;
+  const TrainedRun recomputed = train(config, MPI_COMM_WORLD);
+  ASSERT_EQ(plain.params.size(), recomputed.params.size());
+  for (size_t i = 0; i < plain.params.size(); ++i) {
+    EXPECT_TRUE(torch::equal(plain.params[i], recomputed.params[i])) << what << ": parameter " << i;
+  }
+  ASSERT_EQ(plain.buffers.size(), recomputed.buffers.size());
+  for (size_t i = 0; i < plain.buffers.size(); ++i) {
+    EXPECT_TRUE(torch::equal(plain.buffers[i], recomputed.buffers[i])) << what << ": buffer " << i;
+  }
+  ASSERT_EQ(plain.records.size(), recomputed.records.size());
+  for (size_t i = 0; i < plain.records.size(); ++i) {
+    EXPECT_EQ(plain.records[i].loss, recomputed.records[i].loss) << what << ": row " << i;
+  }
+}
+
+TEST(Models, ActivationCheckpointingChangesNothing) {
+  Config gpt = small_gpt();
+  gpt.model.dropout = 0.1;
+  gpt.log.every = 1;
+  expect_same_run_with_checkpointing(gpt, "GPT with dropout");
+  gpt.train.precision = Precision::kBf16;
+  expect_same_run_with_checkpointing(gpt, "GPT with dropout, bf16");
+  expect_same_run_with_checkpointing(small_cnn(), "CNN with batch norm");
+  Config mlp = small_config(OptimizerType::kAdamW);
+  mlp.log.every = 1;
+  expect_same_run_with_checkpointing(mlp, "MLP");
+}
+
 }  // namespace
 }  // namespace ddpt::testing

@@ -6,9 +6,9 @@
 #include <torch/torch.h>
 
 #include "data/dataset.hpp"
+#include "models/autocast.hpp"
 #include "models/chunked_cross_entropy.hpp"
 #include "models/gpt.hpp"
-#include "train/autocast.hpp"
 #include "train/task_loss.hpp"
 
 namespace ddpt {

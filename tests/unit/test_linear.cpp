@@ -8,11 +8,11 @@
 
 #include <optional>
 
+#include "models/autocast.hpp"
 #include "models/cpu_gemm.hpp"
 #include "models/linear.hpp"
 #include "support/autograd_hooks.hpp"
 #include "support/relative_error.hpp"
-#include "train/autocast.hpp"
 #include "util/gradients_in_place.hpp"
 
 namespace ddpt {

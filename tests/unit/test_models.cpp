@@ -3,10 +3,10 @@
 // guard.
 #include <gtest/gtest.h>
 
+#include "models/autocast.hpp"
 #include "models/cnn.hpp"
 #include "models/gpt.hpp"
 #include "models/make_model.hpp"
-#include "train/autocast.hpp"
 #include "train/loss_scaler.hpp"
 #include "train/spike_guard.hpp"
 #include "train/task_loss.hpp"
@@ -194,6 +194,20 @@ TEST(MakeModel, RefusesDataTheModelCannotRead) {
   EXPECT_THROW(make_model(gpt, tokens), ConfigError);
   gpt.block = 0;
   EXPECT_EQ(make_model(gpt, tokens)->forward(torch::zeros({1, 16}, torch::kLong)).size(2), 64);
+}
+
+// Activation checkpointing needs the model's blocks: a TorchScript model's are not known.
+TEST(MakeModel, ActivationCheckpointingOnlyForBuiltInModels) {
+  ModelConfig scripted;
+  scripted.type = ModelType::kTorchScript;
+  scripted.path = "model.pt";  // refused before the file is opened
+  scripted.activation_checkpointing = true;
+  try {
+    make_model(scripted, 4, 2);
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.activation_checkpointing"), std::string::npos);
+  }
 }
 
 // GPT-2's 50257 tokens on a model padded to 50304 logits (inputs/gpt2_small_16gpu.cfg): the loss

@@ -1,4 +1,4 @@
-#include "train/autocast.hpp"
+#include "models/autocast.hpp"
 
 #include <ATen/autocast_mode.h>
 #include "util/error.hpp"
@@ -12,6 +12,12 @@ void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
   at::autocast::set_autocast_dtype(type, dtype);
   at::autocast::set_autocast_enabled(type, on);
 }
+bool autocast_enabled(torch::DeviceType type) {
+  return at::autocast::is_autocast_enabled(type);
+}
+at::ScalarType autocast_dtype(torch::DeviceType type) {
+  return at::autocast::get_autocast_dtype(type);
+}
 #else
 void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
   if (type == torch::kCUDA) {
@@ -21,6 +27,13 @@ void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
     at::autocast::set_autocast_cpu_dtype(dtype);
     at::autocast::set_cpu_enabled(on);
   }
+}
+bool autocast_enabled(torch::DeviceType type) {
+  return type == torch::kCUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+}
+at::ScalarType autocast_dtype(torch::DeviceType type) {
+  return type == torch::kCUDA ? at::autocast::get_autocast_gpu_dtype()
+                              : at::autocast::get_autocast_cpu_dtype();
 }
 #endif
 
@@ -46,6 +59,31 @@ AutocastScope::~AutocastScope() {
   enable_autocast(device_type_,
                   device_type_ == torch::kCUDA ? at::kHalf : at::kBFloat16,  // torch's defaults
                   false);
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+}
+
+AutocastState AutocastState::current(torch::DeviceType type) {
+  AutocastState state;
+  state.type_ = type;
+  state.enabled_ = autocast_enabled(type);
+  state.dtype_ = autocast_dtype(type);
+  return state;
+}
+
+void AutocastState::apply() const {
+  enable_autocast(type_, dtype_, enabled_);
+}
+
+AutocastState::Restored::Restored(const AutocastState& saved)
+    : before_(std::make_unique<AutocastState>(current(saved.type_))) {
+  at::autocast::increment_nesting();
+  saved.apply();
+}
+
+AutocastState::Restored::~Restored() {
+  before_->apply();
+  // As AutocastScope: the casts of the weights cached in the scope go with it. Kept, the next
+  // step's forward would take this step's weights from the cache.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
 }
 

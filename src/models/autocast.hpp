@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <string>
 
 #include "config/choices.hpp"
@@ -27,6 +28,32 @@ class AutocastScope {
  private:
   bool active_ = false;
   torch::DeviceType device_type_ = torch::kCPU;
+};
+
+// This thread's autocast settings for one device type, as they are now; restore() sets them
+// again. Activation checkpointing recomputes a block's forward in backward, after the forward's
+// AutocastScope has ended, and must compute it in the same precision.
+class AutocastState {
+ public:
+  static AutocastState current(torch::DeviceType type);
+  // RAII: the saved settings for the scope, the ones before it again at its end, with the casts
+  // autocast cached in the scope dropped (as AutocastScope drops them).
+  class Restored {
+   public:
+    explicit Restored(const AutocastState& saved);
+    ~Restored();
+    Restored(const Restored&) = delete;
+    Restored& operator=(const Restored&) = delete;
+
+   private:
+    std::unique_ptr<AutocastState> before_;
+  };
+
+ private:
+  void apply() const;
+  torch::DeviceType type_ = torch::kCPU;
+  bool enabled_ = false;
+  at::ScalarType dtype_ = at::kBFloat16;
 };
 
 }  // namespace ddpt

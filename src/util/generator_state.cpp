@@ -1,4 +1,4 @@
-#include "train/generator_state.hpp"
+#include "util/generator_state.hpp"
 
 #include <mutex>
 
