@@ -234,7 +234,7 @@ peak_memory "$logs/pytorch_eager.log" timeout "$(limit 150)" "$python" share/dev
 pack
 ddptrain_gpt2 2 --train.loss_chunk=2048
 "$python" share/dev/gpu/gpt2_table.py "$logs" | tee -a "$report"
-grep -hE "device|precision|optimizer state|step time|checkpoint:|error" "$logs"/ddptrain_gpt2_1.log |
+grep -hE "device|precision|optimizer state|memory|step time|checkpoint:|error" "$logs"/ddptrain_gpt2_1.log |
   tee -a "$report"
 grep -hE "RESULT|CHECKPOINT|Error|error" "$logs"/pytorch_*.log | tee -a "$report"
 
