@@ -5,8 +5,6 @@
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #endif
 
-#include <optional>
-
 #include "models/autocast.hpp"
 #include "util/generator_state.hpp"
 

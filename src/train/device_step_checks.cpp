@@ -55,7 +55,7 @@ void DeviceStepChecks::check(int64_t step) {
 }
 
 torch::Tensor DeviceStepChecks::counted_loss(const torch::Tensor& loss) const {
-  return loss.masked_fill(found_inf_.to(loss.device()) != 0, 0);
+  return loss.masked_fill(found_inf_ != 0, 0);
 }
 
 int64_t DeviceStepChecks::settle(int64_t done) {

@@ -65,6 +65,11 @@ bool GradientGate::loss_spiked(int64_t step, const torch::Tensor& step_loss,
   return true;
 }
 
+double GradientGate::row_norm() const {
+  if (on_device_) return on_device_->unclipped_norm();
+  return clip_ > 0 ? unclipped_norm_ : reducer_.gradient_norm();
+}
+
 void GradientGate::clip(const std::optional<double>& norm) {
   // The averaged gradients are identical on every rank, so every rank clips alike without talking.
   unclipped_norm_ = norm ? *norm : reducer_.gradient_norm();

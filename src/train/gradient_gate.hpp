@@ -54,14 +54,12 @@ class GradientGate {
   // The checks on the device: reads what they counted since the last settle (one read; see
   // DeviceStepChecks::settle) and returns the steps skipped since; 0 on the host.
   int64_t settle(int64_t done) { return on_device_ ? on_device_->settle(done) : 0; }
-  bool checks_on_device() const { return on_device_ != nullptr; }
   // The spike guard's factor on the learning rate so far.
   double lr_factor() const { return spike_.lr_factor(); }
-  // The norm of the last step's averaged gradients before clipping, when optim.clip is on (on the
-  // device: of the last settled step, whether or not it clips).
-  double unclipped_norm() const {
-    return on_device_ ? on_device_->unclipped_norm() : unclipped_norm_;
-  }
+  // The norm of the last step's averaged gradients before clipping, for the metrics row: on the
+  // device, of the last settled step; on the host, the one clipping computed, else computed now
+  // (a read).
+  double row_norm() const;
   // The loss scaler and the spike guard, where they are on, in that order.
   void register_state(CheckpointRegistry& registry);
 

@@ -143,8 +143,7 @@ std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batche
 }
 
 double Trainer::grad_norm() const {
-  return config_.optim.clip > 0 || gate_->checks_on_device() ? gate_->unclipped_norm()
-                                                             : engine_->reducer().gradient_norm();
+  return gate_->row_norm();
 }
 
 void Trainer::register_state(CheckpointRegistry& registry) {

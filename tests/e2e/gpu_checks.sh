@@ -1,6 +1,15 @@
-# Sourced by the GPU scripts (gpu_training.sh, gpu_two_ranks.sh) after common.sh: runs of named
-# checks that go on after a failure, and the comparison of two runs' checkpoints. Uses $work and
-# $python (the interpreter with h5py).
+# Sourced by the GPU scripts (gpu_training.sh, gpu_two_ranks.sh) after common.sh: the skip where
+# this ddptrain has no CUDA device, runs of named checks that go on after a failure, and the
+# comparison of two runs' checkpoints (with $DDPTRAIN_PYTHON, default /usr/bin/python3: h5py).
+python=${DDPTRAIN_PYTHON:-/usr/bin/python3}
+
+# Read whole first: grep -q leaving the pipe early would end `info` by SIGPIPE (pipefail).
+info=$("$ddptrain" info 2>/dev/null || true)
+if ! grep -q "device (rank 0) : cuda" <<<"$info"; then
+  echo "[  SKIPPED ] no CUDA device usable by this ddptrain"
+  exit 0
+fi
+
 failures=()
 # check NAME COMMAND...: runs one check, records its failure and goes on.
 check() {

@@ -33,14 +33,6 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/gpu_checks.sh"
-python=${DDPTRAIN_PYTHON:-/usr/bin/python3}
-
-# Read whole first: grep -q leaving the pipe early would end `info` by SIGPIPE (pipefail).
-info=$("$ddptrain" info 2>/dev/null || true)
-if ! grep -q "device (rank 0) : cuda" <<<"$info"; then
-  echo "[  SKIPPED ] no CUDA device usable by this ddptrain"
-  exit 0
-fi
 
 # train DIR [OPTION...]: one rank, the deck's MLP on 4096 samples, a checkpoint every 10 steps.
 train() {
