@@ -74,17 +74,30 @@ void log_training(const BannerInputs& in, int64_t batch) {
       choice_name(config.optim.type), config.optim.weight_decay,
       human_bytes(planned_optimizer_state_bytes(config.optim, in.trainer.optimizer_values)),
       in.trainer.optimizer_sharded
-          ? fmt::format(" (ZeRO-1: rank 0's shard of {}{})",
+          ? fmt::format(" (ZeRO-{}: rank 0's shard of {}{})", in.trainer.gradients_sharded ? 2 : 1,
                         human_bytes(planned_optimizer_state_bytes(config.optim,
                                                                   in.trainer.bucketed_values)),
                         in.trainer.parameters_shared
                             ? "; one copy of the parameters in the node's shared memory"
                             : "")
-      : config.ddp.zero == 1 ? std::string(" (ddp.zero = 1: nothing to shard on one rank)")
-                             : std::string(),
+      : config.ddp.zero > 0
+          ? fmt::format(" (ddp.zero = {}: nothing to shard on one rank)", config.ddp.zero)
+          : std::string(),
       config.optim.clip > 0 ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
                             : std::string());
   spdlog::info("  learning rate   : {}", in.trainer.schedule);
+}
+
+// What each rank will hold: the summary's memory line says what it held.
+void log_memory(const BannerInputs& in) {
+  spdlog::info("  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
+               human_bytes(in.trainer.parameter_bytes),
+               human_bytes(in.trainer.planned_gradient_bytes),
+               human_bytes(planned_optimizer_state_bytes(in.setup.config.optim,
+                                                         in.trainer.optimizer_values)),
+               in.trainer.gradients_sharded
+                   ? " (ZeRO-2: the rank's shard of the gradients and the buckets being reduced)"
+                   : "");
 }
 
 }  // namespace
@@ -125,6 +138,7 @@ void log_run_banner(const TrainingSetup& setup) {
   const int64_t batch = per_rank_batch(setup.config.train, setup.comm->size());
   log_model(in, batch * setup.config.train.grad_accum * setup.comm->size());
   log_training(in, batch);
+  log_memory(in);
   if (!setup.resume_path.empty()) {
     spdlog::info("  resumed         : at step {} from {}", setup.resume_step, setup.resume_path);
   }

@@ -95,11 +95,12 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
       lines.emplace_back("skipped steps", std::to_string(last.skipped_steps));
   }
   if (result.optimizer_state_bytes > 0) {
-    lines.emplace_back(
-        "optimizer state",
-        human_bytes(result.optimizer_state_bytes) +
-            (result.optimizer_sharded ? " on rank 0 (ZeRO-1: each rank holds its shard)"
-                                      : " per rank (every rank holds all of it)"));
+    lines.emplace_back("optimizer state",
+                       human_bytes(result.optimizer_state_bytes) +
+                           (result.optimizer_sharded
+                                ? fmt::format(" on rank 0 (ZeRO-{}: each rank holds its shard)",
+                                              result.gradients_sharded ? 2 : 1)
+                                : std::string(" per rank (every rank holds all of it)")));
   }
   if (result.parameter_bytes > 0) {
     const PeakMemory& peak = result.peak_memory;

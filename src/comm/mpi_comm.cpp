@@ -198,6 +198,39 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
   });
 }
 
+namespace {
+
+// Open MPI's reduce-scatter algorithms take temporaries of about twice what they are given: for a
+// whole bucket, or a large parameter's gradient that ZeRO-2 reduces as it is, twice that much
+// memory at the moment ZeRO-2 is meant to save it. So a large input is reduced this much at a time.
+constexpr int64_t kReduceScatterChunkBytes = int64_t{8} << 20;
+
+// MPI_Reduce_scatter_block of `input` (`size` blocks of output.numel()) into `output`. Past the
+// chunk size, each round packs the same run of every rank's block side by side and reduces that.
+void reduce_scatter_in_chunks(const torch::Tensor& input, const torch::Tensor& output, int size,
+                              MPI_Datatype type, MPI_Op sum, MPI_Comm comm) {
+  const int64_t block = output.numel();
+  const int64_t element = static_cast<int64_t>(output.element_size());
+  const int64_t chunk = std::max<int64_t>(1, kReduceScatterChunkBytes / (size * element));
+  if (block <= chunk) {
+    DDPT_CHECK_MPI(MPI_Reduce_scatter_block(input.data_ptr(), output.data_ptr(),
+                                            static_cast<int>(block), type, sum, comm));
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  const torch::Tensor blocks = input.view({size, block});
+  torch::Tensor packed = torch::empty({size * chunk}, input.options());
+  for (int64_t first = 0; first < block; first += chunk) {
+    const int64_t run = std::min(chunk, block - first);
+    packed.narrow(0, 0, size * run).view({size, run}).copy_(blocks.narrow(1, first, run));
+    DDPT_CHECK_MPI(MPI_Reduce_scatter_block(packed.data_ptr(),
+                                            static_cast<char*>(output.data_ptr()) + first * element,
+                                            static_cast<int>(run), type, sum, comm));
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<Work> MpiComm::reduce_scatter_async(torch::Tensor input, torch::Tensor output) {
   require_host_contiguous(input, "reduce_scatter");
   require_host_contiguous(output, "reduce_scatter");
@@ -213,17 +246,15 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_async(torch::Tensor input, torch::
   }
   const MPI_Datatype type = mpi_type_of(output);
   const MPI_Op sum = sum_op_of(output);
-  const int count = checked_count(output);
-  return submit_collective(
-      next_collective_name("reduce_scatter", input),
-      [this, input, output, count, type, sum]() mutable {
-        if (size_ == 1) {
-          output.copy_(input);
-          return;
-        }
-        DDPT_CHECK_MPI(MPI_Reduce_scatter_block(input.data_ptr(), output.data_ptr(), count, type,
-                                                sum, comm_.get()));
-      });
+  checked_count(output);  // a block MPI can count
+  return submit_collective(next_collective_name("reduce_scatter", input),
+                           [this, input, output, type, sum]() mutable {
+                             if (size_ == 1) {
+                               output.copy_(input);
+                               return;
+                             }
+                             reduce_scatter_in_chunks(input, output, size_, type, sum, comm_.get());
+                           });
 }
 
 std::shared_ptr<Work> MpiComm::reduce_scatter_with_squares_async(torch::Tensor input,

@@ -118,7 +118,7 @@ struct DdpConfig {
   double first_bucket_mb = kDefaultFirstBucketMiB;
   Backend backend = Backend::kAuto;
   WirePrecision compress = WirePrecision::kNone;  // precision of gradients on the wire
-  int64_t zero = 0;                               // 1: ZeRO-1, optimizer state sharded over ranks
+  int64_t zero = 0;           // 1: ZeRO-1, optimizer state sharded over ranks; 2: gradients too
   bool shared_memory = true;  // MPI, one node: gradient buckets summed in node-shared memory
 };
 

@@ -1,7 +1,9 @@
-// Default gradient bucket caps: the one definition, for the ddp.* options (config.hpp) and for
-// the data-parallel engine's own defaults (ddp/data_parallel.hpp). Here, in config/, because
+// Defaults and limits of the ddp.* options: the one definition, for the options (config.hpp) and
+// for the data-parallel engine's own defaults (ddp/data_parallel.hpp). Here, in config/, because
 // config/ sits below ddp/ and may not include it.
 #pragma once
+
+#include <cstdint>
 
 namespace ddpt {
 
@@ -9,5 +11,8 @@ namespace ddpt {
 // early in backward.
 constexpr double kDefaultBucketMiB = 25.0;
 constexpr double kDefaultFirstBucketMiB = 1.0;
+
+// The highest ddp.zero stage there is (2: optimizer state and gradients sharded).
+constexpr int64_t kHighestZeroStage = 2;
 
 }  // namespace ddpt

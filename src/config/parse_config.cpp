@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/ddp_defaults.hpp"
 #include "config/deck_text.hpp"
 #include "config/option_table.hpp"
 #include "util/error.hpp"
@@ -210,8 +211,9 @@ OptionTable make_table(Config& c) {
       .add("ddp.zero", &c.ddp.zero,
            "ZeRO stage: 0 = every rank holds the whole optimizer state | 1 = each rank holds "
            "and updates 1/N of it (gradients reduce-scattered, parameters all-gathered; with "
-           "ddp.shared_memory on one node, one shared copy of the parameters instead)",
-           between(0, 1))
+           "ddp.shared_memory on one node, one shared copy of the parameters instead) | 2 = the "
+           "same, and each rank holds 1/N of the gradients too (reduced at every micro-step)",
+           between(0, kHighestZeroStage))
       .add("ddp.shared_memory", &c.ddp.shared_memory,
            "mpi backend with every rank on one node: gradient buckets live in memory the ranks "
            "share and are summed (ZeRO-1: reduce-scattered) there, without messages | false: "

@@ -10,7 +10,7 @@ int64_t mib_to_bytes(double mib) {
 }
 
 std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, int64_t first_cap_bytes,
-                                     int64_t cap_bytes) {
+                                     int64_t cap_bytes, bool large_alone) {
   std::vector<BucketSpec> buckets;
   struct Open {
     BucketSpec spec;
@@ -24,6 +24,10 @@ std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, int64
   for (size_t i = params.size(); i-- > 0;) {
     const ParamInfo& p = params[i];
     Open& bucket = open[p.dtype_key];
+    if (large_alone && !bucket.spec.params.empty() &&
+        p.numel * p.element_size >= (buckets.empty() ? first_cap_bytes : cap_bytes)) {
+      close(bucket);
+    }
     bucket.spec.params.push_back(i);
     bucket.spec.offsets.push_back(bucket.spec.numel);
     bucket.spec.numel += p.numel;

@@ -85,11 +85,12 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
   reducer.reduction = options.reduction;
   reducer.backend_buffers = options.shared_memory;
   reducer.parameters_shared = shared;
+  reducer.pooled_buckets = options.pooled_buckets;
   reducer_ = std::make_unique<Reducer>(std::move(params), comm, reducer);
 }
 
-void DataParallel::backward(const torch::Tensor& loss, bool sync) {
-  reducer_->prepare_for_backward(sync);
+void DataParallel::backward(const torch::Tensor& loss, BackwardKind kind) {
+  reducer_->prepare_for_backward(kind);
   // Dividing the loss (one scalar) by the world size makes every local gradient g/N, so a plain
   // sum across ranks is the average: no extra pass over the gradients after the all-reduce.
   // Micro-steps without sync accumulate g/N as well, so the final sum is unchanged.
@@ -101,7 +102,7 @@ void DataParallel::backward(const torch::Tensor& loss, bool sync) {
   } else {
     loss.backward();
   }
-  if (sync) reducer_->finalize_backward();
+  if (reducer_->reduces()) reducer_->finalize_backward();
 }
 
 }  // namespace ddpt

@@ -1,7 +1,7 @@
 // The data-parallel engine in one object: makes every rank start from rank 0's parameters and
 // buffers, and averages gradients across ranks during backward (through the Reducer).
 //
-// With ZeRO-1 on one node (MPI, ddp.shared_memory), the parameters move into one copy that the
+// With ZeRO-1 or 2 on one node (MPI, ddp.shared_memory), the parameters move into one copy that the
 // node's ranks share: each rank's optimizer updates its block of that copy in place, so no rank
 // gathers the others' updates, and the forward and backward of all ranks read the same weights.
 // (On the 2-core VM this was 1.20x faster than ZeRO-1's all-gather, and sometimes slower than
@@ -24,8 +24,9 @@ struct DataParallelOptions {
   // Precision of gradients on the wire (ddp.compress): kFloat = as they are (fp32), or kBFloat16 /
   // kHalf: each bucket is cast before its all-reduce and back after it.
   torch::ScalarType wire_dtype = torch::kFloat;
-  GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1
-  bool shared_memory = true;  // ddp.shared_memory: buckets where the communicator sums fastest
+  GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1 and 2
+  bool pooled_buckets = false;  // ZeRO-2: only the gradients' shards persist (ddp/reducer.hpp)
+  bool shared_memory = true;    // ddp.shared_memory: buckets where the communicator sums fastest
   // ZeRO-1 only: the node's ranks share one copy of the parameters where the communicator can
   // (NodeSharedMemory::allocate_common), so each rank's update needs no all-gather. Only for
   // training where nothing but the optimizer writes the parameters (no moving-average swaps).
@@ -41,9 +42,11 @@ class DataParallel {
   DataParallel(std::vector<NamedTensor> params, std::vector<NamedTensor> buffers,
                Communicator& comm, const DataParallelOptions& options);
 
-  // Runs loss.backward(). With `sync` (the last micro-step of an optimizer step) it is
-  // collective and, on return, every parameter's .grad holds the average over all ranks.
-  void backward(const torch::Tensor& loss, bool sync);
+  // Runs loss.backward(). At the step's end (the last micro-step of an optimizer step) it is
+  // collective and, on return, every parameter's .grad holds the average over all ranks (ZeRO-1
+  // and 2: every rank's shards hold theirs). Under ZeRO-2 the micro-steps before it are
+  // collective too, each reduced into the shards; a kLocal backward never is.
+  void backward(const torch::Tensor& loss, BackwardKind kind);
   void zero_grad() { reducer_->zero_grad(); }
   // Collective: every rank takes rank 0's buffers (batch-norm statistics), as PyTorch DDP's
   // broadcast_buffers does before each forward, so that evaluation and checkpoints see one set.

@@ -81,6 +81,7 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
       reduction_(options.reduction),
       parameters_shared_(options.parameters_shared &&
                          options.reduction == GradientReduction::kReduceScatter),
+      pooled_(options.pooled_buckets && options.reduction == GradientReduction::kReduceScatter),
       alone_(comm.size() == 1 && options.reduction == GradientReduction::kAllReduce) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
@@ -88,7 +89,8 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
                   ExitCode::kInternal, Raised::kAllRanks);
     }
   }
-  plan_ = plan_buckets(describe(params_), options.first_bucket_bytes, options.bucket_bytes);
+  plan_ = plan_buckets(describe(params_), options.first_bucket_bytes, options.bucket_bytes,
+                       /*large_alone=*/pooled_);
   if (sharded()) {
     std::vector<int64_t> numels;
     for (const auto& p : params_) numels.push_back(p.tensor.numel());
@@ -108,6 +110,10 @@ void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffer
   slots_.resize(params_.size());
   ready_.assign(params_.size(), 0);
   torch::NoGradGuard no_grad;
+  if (pooled_) {
+    allocate_shards(wire_dtype);
+    return;
+  }
   for (size_t b = 0; b < plan_.size(); ++b) {
     const BucketSpec& spec = plan_[b];
     const torch::Tensor& first = params_[spec.params.front()].tensor;
@@ -135,10 +141,36 @@ void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffer
       torch::Tensor view =
           buckets_[b].buffer.narrow(0, spec.offsets[k], param.numel()).view(param.sizes());
       if (param.grad().defined()) view.copy_(param.grad());
-      slots_[i] = Slot{b, view};
+      slots_[i] = Slot{b, spec.offsets[k], view};
       param.mutable_grad() = view;
     }
   }
+}
+
+void Reducer::allocate_shards(torch::ScalarType wire_dtype) {
+  int64_t largest = 0;
+  int64_t largest_block = 0;
+  for (size_t b = 0; b < plan_.size(); ++b) {
+    const BucketSpec& spec = plan_[b];
+    const torch::Tensor& first = params_[spec.params.front()].tensor;
+    buckets_[b].shard_gradient = torch::zeros({shards_[b].block}, first.options());
+    buckets_[b].direct = spec.params.size() == 1 && spec.numel % comm_.size() == 0 &&
+                         wire_dtype == first.scalar_type() && first.is_contiguous();
+    if (buckets_[b].direct) continue;
+    largest = std::max(largest, shards_[b].block * comm_.size());
+    largest_block = std::max(largest_block, shards_[b].block);
+  }
+  for (size_t b = 0; b < plan_.size(); ++b) {
+    for (size_t k = 0; k < plan_[b].params.size(); ++k) {
+      const size_t i = plan_[b].params[k];
+      slots_[i] = Slot{b, plan_[b].offsets[k], torch::Tensor()};  // the buffer's while it has one
+      params_[i].tensor.mutable_grad().reset();
+    }
+  }
+  if (plan_.empty()) return;
+  const torch::Tensor& any = params_[plan_.front().params.front()].tensor;
+  pool_ = std::make_unique<BucketPool>(largest, largest_block, any.options().requires_grad(false),
+                                       wire_dtype);
 }
 
 void Reducer::install_hooks() {
@@ -151,7 +183,9 @@ void Reducer::install_hooks() {
     pre_hooks_.emplace_back(accumulator, pre_hook.get());
     accumulator->add_pre_hook(std::move(pre_hook));
     // Empty slots may share an address with a neighbour; nothing is ever written into them.
-    if (slots_[i].view.numel() > 0) param_by_slot_.emplace(slots_[i].view.data_ptr(), i);
+    if (slots_[i].view.defined() && slots_[i].view.numel() > 0) {
+      param_by_slot_.emplace(slots_[i].view.data_ptr(), i);
+    }
   }
 }
 
@@ -166,19 +200,23 @@ Reducer::~Reducer() {
   }
 }
 
-void Reducer::prepare_for_backward(bool sync) {
-  sync_ = sync;
-  if (!sync) return;
+void Reducer::prepare_for_backward(BackwardKind kind) {
+  reducing_ = kind == BackwardKind::kStepEnd || (pooled_ && kind == BackwardKind::kMicroStep);
+  step_ends_ = kind == BackwardKind::kStepEnd;
+  if (!reducing_) return;
   std::fill(ready_.begin(), ready_.end(), 0);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     buckets_[b].pending = plan_[b].params.size();
     buckets_[b].work.reset();
   }
   next_bucket_ = 0;
+  next_completed_ = 0;
+  // ZeRO-2: every reduced backward writes its slots afresh in borrowed buffers.
+  if (pooled_) std::fill(awaiting_.begin(), awaiting_.end(), 1);
 }
 
 void Reducer::mark_ready(size_t param) {
-  if (!sync_) return;
+  if (!reducing_) return;
   if (ready_[param]) {
     throw Error("Reducer: parameter '" + params_[param].name +
                     "' received two gradients in one synchronised backward",
@@ -194,6 +232,12 @@ void Reducer::mark_ready(size_t param) {
 // parameter has no gradient at all, or none reached its slot since zero_grad(), the slot is zero.
 void Reducer::put_gradient_in_slot(size_t param) {
   torch::NoGradGuard no_grad;
+  if (pooled_) {
+    // The pre hook wrote the gradient; a parameter it did not reach adds zeros.
+    if (awaiting_[param]) pooled_slot(param).zero_();
+    awaiting_[param] = 0;
+    return;
+  }
   const torch::Tensor& grad = params_[param].tensor.grad();
   Slot& slot = slots_[param];
   if (!grad.defined()) {
@@ -208,6 +252,7 @@ void Reducer::put_gradient_in_slot(size_t param) {
 
 torch::autograd::variable_list Reducer::first_gradient(
     size_t param, const torch::autograd::variable_list& inputs) {
+  if (pooled_) return pooled_first_gradient(param, inputs);
   if (!awaiting_[param]) return inputs;
   awaiting_[param] = 0;
   torch::NoGradGuard no_grad;
@@ -247,6 +292,8 @@ void Reducer::launch_ready_buckets() {
       // squares_in_reduction_: the backend has node-shared memory and every bucket is in it.
       bucket.work = comm_.node_shared_memory()->reduce_scatter_with_squares_async(
           sent, bucket.shard_gradient, &bucket.squares);
+    } else if (pooled_) {
+      bucket.work = comm_.reduce_scatter_async(sent, bucket.landing);
     } else if (sharded()) {
       bucket.work = comm_.reduce_scatter_async(
           sent, bucket.shard_wire.defined() ? bucket.shard_wire : bucket.shard_gradient);
@@ -258,7 +305,7 @@ void Reducer::launch_ready_buckets() {
 }
 
 void Reducer::finalize_backward() {
-  if (!sync_) return;
+  if (!reducing_) return;
   trace_.backward_end = Clock::now();
   // Parameters that got no gradient in this backward are reduced with whatever local gradient
   // they hold (zero if none): every rank launches every bucket, so no rank waits forever.
@@ -270,33 +317,47 @@ void Reducer::finalize_backward() {
   }
   launch_ready_buckets();
   const Clock::time_point wait_start = Clock::now();
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    Bucket& bucket = buckets_[b];
-    if (!bucket.work) {  // alone: nothing was launched
-      trace_.bucket_started[b] = trace_.bucket_launched[b];
-      continue;
-    }
-    bucket.work->wait();
-    if (bucket.shard_wire.defined()) {
-      bucket.shard_gradient.copy_(bucket.shard_wire);
-    } else if (bucket.wire.defined() && !sharded()) {
-      bucket.buffer.copy_(bucket.wire);
-    }
-    trace_.bucket_started[b] = bucket.work->started_at();
-    bucket.work.reset();
-  }
+  while (next_completed_ < buckets_.size()) complete_reduction(next_completed_++);
   if (sharded() && squares_in_reduction_) {
     gradient_squares_ = 0;
     for (const Bucket& bucket : buckets_) gradient_squares_ += bucket.squares;
-  } else if (sharded()) {
+  } else if (sharded() && step_ends_) {
     reduce_gradient_squares();
   }
   trace_.wait_seconds = std::chrono::duration<double>(Clock::now() - wait_start).count();
-  for (size_t i = 0; i < params_.size(); ++i) {
-    torch::Tensor& param = params_[i].tensor;
-    if (!param.grad().is_same(slots_[i].view)) param.mutable_grad() = slots_[i].view;
+  if (!pooled_) {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      torch::Tensor& param = params_[i].tensor;
+      if (!param.grad().is_same(slots_[i].view)) param.mutable_grad() = slots_[i].view;
+    }
   }
-  sync_ = false;
+  reducing_ = false;
+}
+
+void Reducer::complete_reduction(size_t b) {
+  Bucket& bucket = buckets_[b];
+  if (!bucket.work) {  // alone: nothing was launched
+    trace_.bucket_started[b] = trace_.bucket_launched[b];
+    return;
+  }
+  bucket.work->wait();
+  torch::NoGradGuard no_grad;
+  if (pooled_) {
+    // The first micro-step's sum is written, later ones' added: no zeroing pass over the shard.
+    if (bucket.shard_written) {
+      bucket.shard_gradient.add_(bucket.landing);
+    } else {
+      bucket.shard_gradient.copy_(bucket.landing);
+    }
+    bucket.shard_written = true;
+    give_back_buffers(b);
+  } else if (bucket.shard_wire.defined()) {
+    bucket.shard_gradient.copy_(bucket.shard_wire);
+  } else if (bucket.wire.defined() && !sharded()) {
+    bucket.buffer.copy_(bucket.wire);
+  }
+  trace_.bucket_started[b] = bucket.work->started_at();
+  bucket.work.reset();
 }
 
 void Reducer::reduce_gradient_squares() {
@@ -315,6 +376,10 @@ void Reducer::all_gather_parameters() {
     // Every rank's update is in the one copy; no rank may read it (the next forward) until all
     // are done writing.
     comm_.barrier();
+    return;
+  }
+  if (pooled_) {
+    all_gather_through_pool();
     return;
   }
   torch::NoGradGuard no_grad;
@@ -338,7 +403,7 @@ void Reducer::all_gather_parameters() {
 }
 
 bool Reducer::buckets_in_shared_memory() const {
-  return !buckets_.empty() &&
+  return !pooled_ && !buckets_.empty() &&
          std::all_of(buckets_.begin(), buckets_.end(),
                      [this](const Bucket& b) { return in_shared_memory(comm_, b.buffer); });
 }
@@ -396,6 +461,12 @@ void Reducer::scale_gradients(double factor) {
 
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
+  if (pooled_) {
+    for (Bucket& bucket : buckets_) bucket.shard_written = false;
+    // A trial backward (BackwardKind::kLocal) left whole gradients in .grad.
+    for (auto& p : params_) p.tensor.mutable_grad().reset();
+    return;
+  }
   // The slots are written by the next backward. What lies outside every slot (ZeRO-1's padding)
   // is reduced with them and must read zero: nothing writes there now, and the fill (a few
   // values) keeps it so whatever a later change writes.

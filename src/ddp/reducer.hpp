@@ -20,10 +20,22 @@
 // gather buffers, so ZeRO-1 adds no full-size buffer. Where the node's ranks share one copy of
 // the parameters (DataParallel, ddp/data_parallel.hpp), each rank's update is already in every
 // rank's parameters, and all_gather_parameters() only waits for every rank to have made it.
+//
+// ZeRO-2 (ReducerOptions::pooled_buckets): only the shards persist. No bucket has memory of its
+// own: a bucket borrows a buffer from a small pool (ddp/bucket_pool.hpp) when its first gradient
+// arrives, the pre hook of each parameter's gradient accumulator writes the incoming gradient
+// straight into its slot (param.grad stays undefined), and once the bucket's reduce-scatter has
+// completed its block is added into the rank's shard and the buffer goes back to the pool. Every
+// backward is reduced, micro-steps too, so gradient accumulation accumulates in the shards. A
+// rank holds 1/N of the gradients plus two buckets, instead of all of them. A bucket of one
+// parameter that divides into the ranks' blocks (a large embedding or weight, alone in its bucket)
+// borrows nothing: its reduce-scatter reads the gradient backward made, and its all-gather writes
+// the parameter itself, so the pool's entries are the size of the largest bucket of several.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -31,6 +43,7 @@
 
 #include "comm/communicator.hpp"
 #include "ddp/bucket_plan.hpp"
+#include "ddp/bucket_pool.hpp"
 #include "ddp/shard_plan.hpp"
 #include "util/gradients_in_place.hpp"
 #include "util/named_tensor.hpp"
@@ -51,7 +64,14 @@ struct ReducerTrace {
 
 enum class GradientReduction {
   kAllReduce,      // every rank gets every summed gradient (plain data parallel)
-  kReduceScatter,  // every rank gets the summed gradients of its blocks (ZeRO-1)
+  kReduceScatter,  // every rank gets the summed gradients of its blocks (ZeRO-1 and 2)
+};
+
+// What a backward is for: it decides whether the reducer's hooks reduce it.
+enum class BackwardKind {
+  kLocal,      // nothing reduced: gradients accumulate in .grad on this rank (a trial step)
+  kMicroStep,  // a micro-step before the step's last: reduced under ZeRO-2 only, else kept local
+  kStepEnd,    // the step's last micro-step: on return every rank has its summed gradients
 };
 
 struct ReducerOptions {
@@ -63,8 +83,10 @@ struct ReducerOptions {
   // Buckets reduced as they are (no compression) are allocated by the communicator
   // (Communicator::allocate_buffer: node-shared memory for MPI on one node, NodeSharedMemory).
   bool backend_buffers = true;
-  // ZeRO-1 only: every rank's parameters are the same memory.
+  // ZeRO-1 and 2 only: every rank's parameters are the same memory.
   bool parameters_shared = false;
+  // ZeRO-2 (with kReduceScatter): buckets borrow pooled buffers; only the shards persist.
+  bool pooled_buckets = false;
 };
 
 // Zeroing is lazy: zero_grad() marks every slot as holding nothing yet, and a slot's first
@@ -83,14 +105,17 @@ class Reducer final : public GradientSlots {
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
 
-  // Before loss.backward(): with `sync`, this backward's gradients are reduced; without it
-  // (a gradient-accumulation micro-step) hooks do nothing and gradients just accumulate locally.
-  void prepare_for_backward(bool sync);
-  // Collective, after a synchronised backward: launches buckets whose parameters got no gradient
+  // Before loss.backward(). Whether this backward's gradients are reduced (reduces()) follows from
+  // `kind`: when they are not, hooks do nothing and gradients just accumulate locally.
+  void prepare_for_backward(BackwardKind kind);
+  // Whether the backward being prepared is reduced (then finalize_backward() must follow it).
+  bool reduces() const { return reducing_; }
+  // Collective, after a reduced backward: launches buckets whose parameters got no gradient
   // (reduced as zeros), waits for every reduction. On return param.grad holds the sum over ranks
-  // (ZeRO-1: shard_gradient(b) holds the sum of this rank's block of bucket b, and one scalar
-  // all-reduce, or the reduce-scatters themselves in shared memory, have given every rank the
-  // global sum of squares for the norm and the finite check).
+  // (ZeRO-1: shard_gradient(b) holds the sum of this rank's block of bucket b; ZeRO-2: the sum so
+  // far of this step's micro-steps). At the step's end under ZeRO-1 and 2, one scalar all-reduce,
+  // or the reduce-scatters themselves in shared memory, have given every rank the global sum of
+  // squares for the norm and the finite check.
   void finalize_backward();
   // Clears every gradient for the next backward; gradients stay bucket views. The slots are only
   // marked (see above): until the next backward has written them, .grad still reads its old
@@ -113,10 +138,18 @@ class Reducer final : public GradientSlots {
   // in this rank's blocks).
   void scale_gradients(double factor);
 
-  // ZeRO-1 only. This rank's block of each bucket, and where its parameters' pieces lie in it.
+  // ZeRO-1 and 2 only. This rank's block of each bucket, and where its parameters' pieces lie in
+  // it.
   const std::vector<BucketShard>& shards() const { return shards_; }
   // The summed gradient of this rank's block of bucket `b` (after finalize_backward).
   const torch::Tensor& shard_gradient(size_t b) const { return buckets_[b].shard_gradient; }
+  // ZeRO-2: only the shards persist (param.grad stays undefined).
+  bool gradients_sharded() const { return pooled_; }
+  // Bytes of gradient memory this rank holds: buckets, their wire copies, shards and the pool.
+  int64_t held_bytes() const;
+  // The same once a backward has run: ZeRO-2's pool then holds at least the entries it lends
+  // before a bucket waits (held_bytes() counts only the entries made so far).
+  int64_t planned_bytes() const;
   // Collective: every rank's pieces of the parameters (updated by its optimizer) into every
   // rank's parameters. Overwrites the gradients, which zero_grad() clears before the next step.
   // With shared parameters: returns when every rank has updated its pieces.
@@ -134,21 +167,32 @@ class Reducer final : public GradientSlots {
   // gradient made a view of its slot; then the hooks that reduce a bucket once its gradients are
   // in.
   void allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffers);
+  void allocate_shards(torch::ScalarType wire_dtype);  // ZeRO-2: shards and the pool only
   void install_hooks();
   struct Bucket {
-    torch::Tensor buffer;  // flat, on the communicator's device (ZeRO-1: padded)
-    torch::Tensor wire;    // ddp.compress: the buffer in the wire precision (else undefined)
+    // Flat, on the communicator's device (ZeRO-1 and 2: padded). ZeRO-2: a pooled buffer's
+    // front, borrowed from the bucket's first gradient to the end of its reduction.
+    torch::Tensor buffer;
+    torch::Tensor wire;  // ddp.compress: the buffer in the wire precision (else undefined)
     // ZeRO-1: the sum of this rank's block (else undefined); in shared memory, that block of the
     // buffer itself, where the sum lands.
     torch::Tensor shard_gradient;
     torch::Tensor shard_wire;  // ZeRO-1 with ddp.compress: that block in the wire precision
-    double squares = 0;        // ZeRO-1 in shared memory: the sum's sum of squares
-    size_t pending = 0;        // parameters not yet ready in this backward
+    // ZeRO-2: where the reduce-scatter lands (pooled), before it is added into shard_gradient.
+    torch::Tensor landing;
+    int pool_entry = -1;  // ZeRO-2: the pooled buffers borrowed, or -1
+    // ZeRO-2: one parameter whose values divide into the ranks' blocks, reduced from the gradient
+    // backward made for it (no pooled copy; the all-gather goes into the parameter itself).
+    bool direct = false;
+    bool shard_written = false;  // ZeRO-2: shard_gradient holds this step's sum so far
+    double squares = 0;          // ZeRO-1 in shared memory: the sum's sum of squares
+    size_t pending = 0;          // parameters not yet ready in this backward
     std::shared_ptr<Work> work;
   };
   struct Slot {
     size_t bucket = 0;
-    torch::Tensor view;  // the parameter-shaped view of the bucket buffer
+    int64_t offset = 0;  // of the parameter's first element in the bucket
+    torch::Tensor view;  // the parameter-shaped view of the bucket buffer (ZeRO-2: undefined)
   };
 
   friend class ReducerHook;
@@ -160,6 +204,22 @@ class Reducer final : public GradientSlots {
                                                 const torch::autograd::variable_list& inputs);
   void put_gradient_in_slot(size_t param);
   void launch_ready_buckets();
+  // Waits for bucket `b`'s reduction and puts its result where it belongs (ZeRO-2: added into
+  // the shard, the pooled buffers given back).
+  void complete_reduction(size_t b);
+  // ZeRO-2: the parameter's slot in its bucket's borrowed buffer, borrowing one if the bucket
+  // has none yet; the first gradient of a reduced backward is written there by the pre hook.
+  torch::Tensor pooled_slot(size_t param);
+  torch::autograd::variable_list pooled_first_gradient(
+      size_t param, const torch::autograd::variable_list& inputs);
+  // ZeRO-2: lends bucket `b` pooled buffers. While every entry is lent and the pool holds
+  // enough, `finish_oldest` finishes the oldest operation in flight, which gives its buffers
+  // back, or returns false when none is in flight (the pool then grows).
+  void borrow_buffers(size_t b, const std::function<bool()>& finish_oldest);
+  void give_back_buffers(size_t b);
+  // ZeRO-2: a direct bucket's buffer is `gradient` (the whole parameter's, flat).
+  void direct_buffers(size_t b, torch::Tensor gradient);
+  void all_gather_through_pool();
   // ZeRO-1: the global sum of squared gradients, from this rank's blocks and one all-reduce.
   void reduce_gradient_squares();
 
@@ -167,6 +227,8 @@ class Reducer final : public GradientSlots {
   Communicator& comm_;
   GradientReduction reduction_;
   bool parameters_shared_;
+  bool pooled_;  // ZeRO-2
+  std::unique_ptr<BucketPool> pool_;
   // One rank without ZeRO-1: the gradients are already the sum; no collective, no wire copy.
   bool alone_;
   std::vector<BucketSpec> plan_;
@@ -179,7 +241,9 @@ class Reducer final : public GradientSlots {
   std::vector<char> awaiting_;  // by parameter index: the slot holds nothing yet in this step
   std::unordered_map<const void*, size_t> param_by_slot_;  // slot data -> parameter index
   size_t next_bucket_ = 0;                                 // next bucket to launch
-  bool sync_ = false;                                      // inside a synchronised backward
+  size_t next_completed_ = 0;                              // next bucket to complete
+  bool reducing_ = false;                                  // inside a reduced backward
+  bool step_ends_ = false;                                 // ... the step's last
   ReducerTrace trace_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, const void*>> pre_hooks_;

@@ -1,5 +1,7 @@
 #include "runtime/host_memory.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -65,7 +67,37 @@ std::optional<CgroupLimit> cgroup_limit() {
   return tightest;
 }
 
+// A field of /proc/self/status in bytes ("VmSize:  1301388 kB").
+std::optional<int64_t> status_bytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    std::istringstream values(line.substr(field.size() + 1));
+    int64_t kib = 0;
+    if (values >> kib) return kib * 1024;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<HostMemory> process_memory_left() {
+  std::optional<HostMemory> tightest;
+  auto consider = [&](int resource, const char* field, const char* name) {
+    rlimit limit{};
+    if (getrlimit(resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+    const std::optional<int64_t> used = status_bytes(field);
+    if (!used) return;
+    const int64_t left = std::max<int64_t>(0, static_cast<int64_t>(limit.rlim_cur) - *used);
+    if (!tightest || left < tightest->available_bytes) {
+      tightest = HostMemory{left, std::string(name) + " of each rank, less its " + field};
+    }
+  };
+  consider(RLIMIT_AS, "VmSize", "RLIMIT_AS (prlimit --as, ulimit -v)");
+  consider(RLIMIT_DATA, "VmData", "RLIMIT_DATA (prlimit --data)");
+  return tightest;
+}
 
 std::optional<HostMemory> host_memory_available() {
   const std::optional<int64_t> available = mem_available();

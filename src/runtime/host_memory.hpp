@@ -15,7 +15,12 @@ struct HostMemory {
   std::string source;  // where the figure comes from, for messages
 };
 
-// nullopt where /proc/meminfo cannot be read (not Linux).
+// nullopt where /proc/meminfo cannot be read (not Linux). The node's: its ranks share it.
 std::optional<HostMemory> host_memory_available();
+
+// What this process may still take under its own resource limits (`prlimit --as` or `--data`,
+// `ulimit -v`: a limit set on each rank), less what it has mapped already; nullopt where no such
+// limit is set. Past it an allocation fails (LibTorch throws from deep inside a constructor).
+std::optional<HostMemory> process_memory_left();
 
 }  // namespace ddpt

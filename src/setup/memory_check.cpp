@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "config/ddp_defaults.hpp"
 #include "models/make_model.hpp"
 #include "runtime/host_memory.hpp"
 #include "util/byte_size.hpp"
@@ -16,7 +17,8 @@ namespace {
 
 struct MemoryNeed {
   double bytes = 0;
-  std::string what;  // the options and what they ask for, for the message
+  std::string what;       // the options and what they ask for, for the message
+  double parameters = 0;  // the model's parameter values (the need a ZeRO stage changes), or 0
 };
 
 std::string bytes_text(double bytes) {
@@ -43,18 +45,47 @@ std::optional<MemoryNeed> synthetic_data_need(const DataConfig& data, const Data
                                        data.samples, elements, bytes_text(bytes))};
 }
 
+// Bytes per parameter value a rank holds on the CPU at ZeRO stage `level`: the fp32 weights,
+// the gradients (ZeRO-2: 1/N of them) and the optimizer moments (ZeRO-1 and 2: 1/N of them).
+// Pooled buckets and activations come on top: this is a lower bound.
+double bytes_per_value(const Config& config, int64_t level, int world_size) {
+  const double moments =
+      config.optim.type == OptimizerType::kAdamW ? 2 : (config.optim.momentum > 0 ? 1 : 0);
+  const double shards = world_size > 1 ? static_cast<double>(world_size) : 1;
+  const double gradients = level >= 2 ? 1 / shards : 1;
+  return sizeof(float) * (1 + gradients + (level >= 1 ? moments / shards : moments));
+}
+
 // On the CPU, the model's fp32 weights and gradients and this rank's optimizer moments.
 std::optional<MemoryNeed> model_need(const Config& config, const DatasetInfo& info,
                                      int world_size) {
   const std::optional<double> parameters = planned_parameter_count(config.model, info);
   if (!parameters) return std::nullopt;
-  double moments = config.optim.type == OptimizerType::kAdamW ? 2 : config.optim.momentum > 0;
-  if (config.ddp.zero == 1) moments /= world_size;
-  const double bytes = *parameters * sizeof(float) * (2 + moments);
+  const double bytes = *parameters * bytes_per_value(config, config.ddp.zero, world_size);
   return MemoryNeed{
-      bytes, fmt::format("{} gives a model of {:.3g} parameters ({} with gradients "
-                         "and optimizer state)",
-                         model_size_options(config.model, info), *parameters, bytes_text(bytes))};
+      bytes,
+      fmt::format("{} gives a model of {:.3g} parameters ({} with gradients "
+                  "and optimizer state)",
+                  model_size_options(config.model, info), *parameters, bytes_text(bytes)),
+      *parameters};
+}
+
+// What to change: the lowest ddp.zero above the deck's whose need fits, or smaller sizes.
+std::string advice(const Config& config, const std::vector<MemoryNeed>& needs, double total,
+                   int world_size, int64_t per_rank) {
+  const auto model = std::find_if(needs.begin(), needs.end(),
+                                  [](const MemoryNeed& n) { return n.parameters > 0; });
+  if (model == needs.end() || world_size == 1) return "make it smaller";
+  for (int64_t level = config.ddp.zero + 1; level <= kHighestZeroStage; ++level) {
+    const double then =
+        total - model->bytes + model->parameters * bytes_per_value(config, level, world_size);
+    if (then <= static_cast<double>(per_rank)) {
+      return fmt::format("with ddp.zero = {} it needs {} per rank and fits: set ddp.zero = {}",
+                         level, bytes_text(then), level);
+    }
+  }
+  return fmt::format("not even ddp.zero = {} fits at {} ranks: make it smaller, or use more ranks",
+                     kHighestZeroStage, world_size);
 }
 
 }  // namespace
@@ -63,14 +94,22 @@ void check_host_memory(const Config& config, const DatasetInfo& data, const Job&
                        HostGroup& group) {
   std::vector<MemoryNeed> needs;
   if (auto need = synthetic_data_need(config.data, data)) needs.push_back(*need);
+  const int world_size = job.topology.world_size;
   if (job.device.device.is_cpu()) {
-    if (auto need = model_need(config, data, job.topology.world_size)) needs.push_back(*need);
+    if (auto need = model_need(config, data, world_size)) needs.push_back(*need);
   }
-  const std::optional<HostMemory> memory = host_memory_available();
-  // Per rank: the ranks of a node share its memory. The smallest of any rank, so that every rank
-  // takes the same decision.
-  const int64_t mine = memory ? memory->available_bytes / job.topology.local_size
-                              : std::numeric_limits<int64_t>::max();
+  // Per rank: the ranks of a node share its memory, and a limit of the process's own is each
+  // rank's. The smallest of any rank, so that every rank takes the same decision.
+  std::optional<HostMemory> memory = host_memory_available();
+  bool shared_by_node = memory.has_value();
+  int64_t mine = memory ? memory->available_bytes / job.topology.local_size
+                        : std::numeric_limits<int64_t>::max();
+  if (const std::optional<HostMemory> own = process_memory_left();
+      own && own->available_bytes < mine) {
+    mine = own->available_bytes;
+    memory = own;
+    shared_by_node = false;
+  }
   const int64_t per_rank = group.min("host memory check", mine);
   double total = 0;
   for (const MemoryNeed& need : needs) total += need.bytes;
@@ -82,11 +121,15 @@ void check_host_memory(const Config& config, const DatasetInfo& data, const Job&
   for (size_t i = 1; i < needs.size(); ++i) {
     if (needs[i].bytes > total / 10) asked += "; and " + needs[i].what;  // parts that matter
   }
-  throw ConfigError(fmt::format(
-      "the deck asks for more memory than a rank has: {}; that is at least {} per rank, and a "
-      "rank has about {} (from {}, shared by the ranks of a node); make it smaller",
-      asked, bytes_text(total), bytes_text(static_cast<double>(per_rank)),
-      memory ? memory->source : "no memory figure"));
+  throw OutOfMemoryError(
+      fmt::format("the deck asks for more memory than a rank has: {}; that is at least {} per "
+                  "rank, and a rank has about {} (from {}); {}",
+                  asked, bytes_text(total), bytes_text(static_cast<double>(per_rank)),
+                  memory
+                      ? memory->source + (shared_by_node ? ", shared by the ranks of a node" : "")
+                      : "no memory figure",
+                  advice(config, needs, total, world_size, per_rank)),
+      Raised::kAllRanks);
 }
 
 }  // namespace ddpt

@@ -1,4 +1,4 @@
-// A deck that asks for more memory than the machine has (`model.hidden = 100000000`,
+// A deck that asks for more memory than a rank has (`model.hidden = 100000000`,
 // `data.samples = 100000000000`) is refused with a line naming the option, before anything is
 // allocated: otherwise LibTorch's allocator throws from deep inside a constructor, or the kernel
 // kills the job without a word.
@@ -12,7 +12,9 @@
 namespace ddpt {
 
 // Collective over `group` (every rank decides on the smallest memory per rank of any node,
-// so all raise the same ConfigError, exit 2). `data`: what the deck's data will be
+// so all raise the same OutOfMemoryError, exit 6, naming the ddp.zero level that would fit where
+// one would). Memory per rank: the node's MemAvailable (or cgroup limit) shared by its ranks, or
+// the rank's own resource limit (prlimit), whichever is less. `data`: what the deck's data will be
 // (deck_data_info). Counts only memory that certainly exists (synthetic data held in memory; on
 // the CPU the fp32 weights, gradients and optimizer moments): a lower bound, so a run that fits
 // is never refused.

@@ -56,9 +56,10 @@ struct RunResult {
   CheckpointTimes checkpoints;
   int64_t optimizer_state_bytes = 0;  // held by each rank at the end
   int64_t parameter_bytes = 0;        // the model's parameters, frozen ones too, on each rank
-  int64_t gradient_bytes = 0;         // the trainable parameters' gradients (the buckets)
+  int64_t gradient_bytes = 0;         // gradient memory on each rank (buckets, shards)
   PeakMemory peak_memory;             // rank 0's, at the end
-  bool optimizer_sharded = false;     // ZeRO-1 at work: that is rank 0's shard
+  bool optimizer_sharded = false;     // ZeRO-1 or 2 at work: that is rank 0's shard
+  bool gradients_sharded = false;     // ZeRO-2 at work
 
   int64_t end_step() const { return first_step + steps; }
 };

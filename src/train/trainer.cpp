@@ -36,6 +36,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   if (optimizer_sharded(config.ddp, comm_.size())) {
     options.reduction = GradientReduction::kReduceScatter;
   }
+  options.pooled_buckets = gradients_sharded(config.ddp, comm_.size());
   options.shared_memory = config.ddp.shared_memory;
   // The moving average swaps itself into the parameters for evaluation, on each rank: with one
   // shared copy the ranks would swap each other's values.
@@ -76,7 +77,7 @@ std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& 
     // the gradient of the mean loss over the rank's whole share of the global batch.
     const torch::Tensor loss = batch_loss(batch) / static_cast<double>(accum);
     laps.end(&StepSplit::forward);
-    backward(loss, /*sync=*/micro == accum - 1);
+    backward(loss, micro == accum - 1 ? BackwardKind::kStepEnd : BackwardKind::kMicroStep);
     step_loss += loss.detach();
     laps.end(&StepSplit::backward);
   }
@@ -106,7 +107,7 @@ void Trainer::trial_step(int64_t batch) {
     held =
         torch::empty({missing}, torch::TensorOptions().dtype(torch::kByte).device(comm_.device()));
   }
-  backward(batch_loss(data_.get(torch::arange(batch, torch::kLong))), /*sync=*/false);
+  backward(batch_loss(data_.get(torch::arange(batch, torch::kLong))), BackwardKind::kLocal);
 }
 
 torch::Tensor Trainer::batch_loss(const Batch& batch) {
@@ -122,8 +123,8 @@ torch::Tensor Trainer::batch_loss(const Batch& batch) {
   return task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets);
 }
 
-void Trainer::backward(const torch::Tensor& loss, bool sync) {
-  engine_->backward(gate_->loss_scaled() ? loss * gate_->loss_scale() : loss, sync);
+void Trainer::backward(const torch::Tensor& loss, BackwardKind kind) {
+  engine_->backward(gate_->loss_scaled() ? loss * gate_->loss_scale() : loss, kind);
 }
 
 std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batches, PhaseLaps& laps,
@@ -162,13 +163,13 @@ TrainerFacts Trainer::facts() const {
   facts.buckets_in_shared_memory = reducer.buckets_in_shared_memory();
   facts.parameters_shared = engine_->parameters_shared();
   facts.optimizer_sharded = reducer.sharded();
+  facts.gradients_sharded = reducer.gradients_sharded();
   for (const auto& bucket : reducer.buckets()) facts.bucketed_values += bucket.numel;
   for (const auto& p : model_.named_parameters()) {
     facts.parameter_bytes += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
   }
-  for (const auto& p : trainable_) {
-    facts.gradient_bytes += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
-  }
+  facts.gradient_bytes = reducer.held_bytes();
+  facts.planned_gradient_bytes = reducer.planned_bytes();
   facts.schedule = schedule_.describe();
   facts.spike_lr_factor = gate_->lr_factor();
   facts.optimizer_state_bytes = ddpt::optimizer_state_bytes(optimizer_->optimizer());

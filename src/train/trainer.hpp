@@ -33,17 +33,20 @@ struct TrainerFacts {
   size_t buckets = 0;
   // Every bucket is summed in memory the node's ranks share (ddp.shared_memory).
   bool buckets_in_shared_memory = false;
-  // ZeRO-1 at work: each rank updates its shard (ddp.zero = 1 on more than one rank).
+  // ZeRO-1 or 2 at work: each rank updates its shard (ddp.zero >= 1 on more than one rank).
   bool optimizer_sharded = false;
-  // ZeRO-1: the node's ranks hold one copy of the parameters in memory they share.
+  // ZeRO-2 at work: each rank holds the gradients of its shard only.
+  bool gradients_sharded = false;
+  // ZeRO-1 or 2: the node's ranks hold one copy of the parameters in memory they share.
   bool parameters_shared = false;
-  int64_t bucketed_values = 0;        // values all-reduced per step (the trainable ones)
-  std::string schedule;               // the learning rate schedule in words
-  double spike_lr_factor = 1;         // the spike guard's factor on the learning rate so far
-  int64_t optimizer_state_bytes = 0;  // held by this rank now (0 before the first step)
-  int64_t optimizer_values = 0;       // parameter values this rank updates (ZeRO-1: its shard)
-  int64_t parameter_bytes = 0;        // every parameter of the model, frozen ones too
-  int64_t gradient_bytes = 0;         // the gradient buckets (the trainable parameters')
+  int64_t bucketed_values = 0;         // values all-reduced per step (the trainable ones)
+  std::string schedule;                // the learning rate schedule in words
+  double spike_lr_factor = 1;          // the spike guard's factor on the learning rate so far
+  int64_t optimizer_state_bytes = 0;   // held by this rank now (0 before the first step)
+  int64_t optimizer_values = 0;        // parameter values this rank updates (ZeRO-1: its shard)
+  int64_t parameter_bytes = 0;         // every parameter of the model, frozen ones too
+  int64_t gradient_bytes = 0;          // this rank's (Reducer::held_bytes)
+  int64_t planned_gradient_bytes = 0;  // ... once a backward has run (Reducer::planned_bytes)
 };
 
 class Trainer {
@@ -102,7 +105,7 @@ class Trainer {
   torch::Tensor batch_loss(const Batch& batch);
   // Backward of `loss`, scaled by the fp16 loss scale if there is one; `sync`: as
   // DataParallel::backward.
-  void backward(const torch::Tensor& loss, bool sync);
+  void backward(const torch::Tensor& loss, BackwardKind kind);
   // ConfigError (exit 2) if the model's output does not fit the data's loss.
   void check_output_fits();
 

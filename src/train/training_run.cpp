@@ -106,6 +106,7 @@ RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>
   result.gradient_bytes = end.gradient_bytes;
   result.peak_memory = peak_memory(comm_.device());
   result.optimizer_sharded = end.optimizer_sharded;
+  result.gradients_sharded = end.gradients_sharded;
   return result;
 }
 

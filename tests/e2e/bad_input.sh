@@ -63,12 +63,13 @@ expect_usage_error "heads that do not divide the width" "model.n_head" train "$d
   --model.type=gpt --model.n_head=3 --model.n_embd=64
 expect_usage_error "fp16 on a CPU" "train.precision" train "$deck" --train.precision=fp16
 
-# Sizes that parse but cannot fit in memory: refused before anything is allocated.
-expect_usage_error "absurd MLP width" "model.hidden = 100000000" train "$deck" \
+# Sizes that parse but cannot fit in memory: refused before anything is allocated, with the
+# memory exit code.
+expect_error 6 "absurd MLP width" "model.hidden = 100000000" train "$deck" \
   --model.hidden=100000000
-expect_usage_error "absurd synthetic data" "data.samples = 100000000000" train "$deck" \
+expect_error 6 "absurd synthetic data" "data.samples = 100000000000" train "$deck" \
   --data.samples=100000000000
-expect_usage_error "absurd GPT width" "model.n_embd = 1000000" train "$deck" \
+expect_error 6 "absurd GPT width" "model.n_embd = 1000000" train "$deck" \
   --data.type=synthetic_tokens --data.vocab=64 --model.type=gpt --model.n_embd=1000000
 # A data file whose targets claim 2^56 + 2 columns (chunked, nothing stored): a model of 1.8e19
 # parameters, more bytes than an int64 counts (the message once said "-9223372036854775808 B").
@@ -78,7 +79,7 @@ with h5py.File(sys.argv[1], "w") as f:
     f.create_dataset("inputs", shape=(64, 8), dtype="f4", chunks=(64, 8))
     f.create_dataset("targets", shape=(64, 2**56 + 2), dtype="f4", chunks=(64, 2))
 PY
-expect_usage_error "data file with absurd targets" "72057594037927938 outputs" train "$deck" \
+expect_error 6 "data file with absurd targets" "72057594037927938 outputs" train "$deck" \
   --data.type=hdf5 --data.path="$work/wide.h5"
 out=$("$ddptrain" train "$deck" --data.type=hdf5 --data.path="$work/wide.h5" \
   --run.dir="$work/run" 2>&1 >/dev/null)

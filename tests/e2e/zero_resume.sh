@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# ZeRO-1 checkpoints are ordinary checkpoints (issue 17): each rank writes its shard of the
-# optimizer state into full-size datasets, and a resume reads the elements each rank owns now.
+# ZeRO-1 and ZeRO-2 checkpoints are ordinary checkpoints (issue 17): each rank writes its shard of
+# the optimizer state into full-size datasets, and a resume reads the elements each rank owns now.
 # With the same global batch (48 rows per step) and small buckets (blocks cut parameters):
-#  - a ZeRO-1 checkpoint of 2 ranks at step 7, resumed on 3 ranks with ZeRO-1 and without,
-#    continues the 2-rank ZeRO-1 run: losses of steps 8..20 and final parameters within 1e-5;
-#  - a plain checkpoint of 2 ranks resumed on 3 ranks with ZeRO-1 continues the plain run alike;
-#  - the ZeRO-1 file has the plain file's datasets, shapes and (within 1e-5) optimizer moments,
-#    read by h5py, and `ddptrain inspect` passes on it.
+#  - a ZeRO-1 checkpoint of 2 ranks at step 7, resumed on 3 ranks with ZeRO-1, ZeRO-2 and
+#    without, continues the 2-rank ZeRO-1 run: losses of steps 8..20 and final parameters within
+#    1e-5;
+#  - a plain checkpoint of 2 ranks resumed on 3 ranks with ZeRO-1 continues the plain run alike,
+#    and a ZeRO-2 checkpoint of 2 ranks resumed on 3 with ZeRO-1 the ZeRO-2 run;
+#  - the ZeRO-1 and ZeRO-2 files have the plain file's datasets, shapes and (within 1e-5)
+#    optimizer moments, read by h5py, and `ddptrain inspect` passes on them.
 # Usage: zero_resume.sh MPIEXEC DDPTRAIN DECK
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -21,12 +23,18 @@ train() {  # RANKS DIR OPTIONS...
 }
 train 2 zero2 --ddp.zero=1
 train 2 plain2
+train 2 stage2_2 --ddp.zero=2
 train 3 zero2_on_zero3 --ddp.zero=1 --train.resume="$work/zero2/checkpoints/step_00000007.h5"
 train 3 zero2_on_plain3 --train.resume="$work/zero2/checkpoints/step_00000007.h5"
+train 3 zero2_on_stage2_3 --ddp.zero=2 --train.resume="$work/zero2/checkpoints/step_00000007.h5"
 train 3 plain2_on_zero3 --ddp.zero=1 --train.resume="$work/plain2/checkpoints/step_00000007.h5"
+train 3 stage2_on_zero3 --ddp.zero=1 --train.resume="$work/stage2_2/checkpoints/step_00000007.h5"
 grep -q "ZeRO-1" "$work/zero2.txt" || fail "the ZeRO-1 run's banner does not say ZeRO-1"
-"$ddptrain" inspect "$work/zero2/checkpoints/step_00000020.h5" >"$work/inspect.txt" 2>&1 ||
-  { cat "$work/inspect.txt"; fail "inspect refused the ZeRO-1 checkpoint"; }
+grep -q "ZeRO-2" "$work/stage2_2.txt" || fail "the ZeRO-2 run's banner does not say ZeRO-2"
+for run in zero2 stage2_2; do
+  "$ddptrain" inspect "$work/$run/checkpoints/step_00000020.h5" >"$work/inspect.txt" 2>&1 ||
+    { cat "$work/inspect.txt"; fail "inspect refused the checkpoint of $run"; }
+done
 
 /usr/bin/python3 - "$work" <<'PY'
 import sys
@@ -65,27 +73,32 @@ def compare(resumed, reference, what):
 
 compare("zero2_on_zero3", "zero2", "ZeRO-1 2 ranks -> ZeRO-1 3 ranks")
 compare("zero2_on_plain3", "zero2", "ZeRO-1 2 ranks -> plain 3 ranks")
+compare("zero2_on_stage2_3", "zero2", "ZeRO-1 2 ranks -> ZeRO-2 3 ranks")
 compare("plain2_on_zero3", "plain2", "plain 2 ranks -> ZeRO-1 3 ranks")
+compare("stage2_on_zero3", "stage2_2", "ZeRO-2 2 ranks -> ZeRO-1 3 ranks")
 
-zero, plain = final("zero2", "optimizer"), final("plain2", "optimizer")
-if sorted(zero) != sorted(plain) or any(zero[n].shape != plain[n].shape for n in plain):
-    failures.append(f"the ZeRO-1 file's /optimizer differs in layout: {sorted(zero)} vs {sorted(plain)}")
-else:
+plain = final("plain2", "optimizer")
+for run, stage in (("zero2", "ZeRO-1"), ("stage2_2", "ZeRO-2")):
+    zero = final(run, "optimizer")
+    if sorted(zero) != sorted(plain) or any(zero[n].shape != plain[n].shape for n in plain):
+        failures.append(f"the {stage} file's /optimizer differs in layout: {sorted(zero)} vs "
+                        f"{sorted(plain)}")
+        continue
     moments = [n for n in plain if n.endswith("exp_avg") or n.endswith("exp_avg_sq")]
     if not moments:
         failures.append(f"no exp_avg/exp_avg_sq datasets under /optimizer: {sorted(plain)}")
-    else:
-        try:
-            apart, _ = worst_relative_difference({n: zero[n] for n in moments},
-                                                 {n: plain[n] for n in moments})
-            print(f"optimizer moments, ZeRO-1 file vs plain file: {len(moments)} datasets within "
-                  f"{apart:.1e}")
-            if not apart <= 1e-5:
-                failures.append(f"ZeRO-1 moments differ from plain ones by {apart:.2e}")
-        except NotFinite as e:
-            failures.append(f"ZeRO-1 moments: {e}")
+        continue
+    try:
+        apart, _ = worst_relative_difference({n: zero[n] for n in moments},
+                                             {n: plain[n] for n in moments})
+        print(f"optimizer moments, {stage} file vs plain file: {len(moments)} datasets within "
+              f"{apart:.1e}")
+        if not apart <= 1e-5:
+            failures.append(f"{stage} moments differ from plain ones by {apart:.2e}")
+    except NotFinite as e:
+        failures.append(f"{stage} moments: {e}")
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)
 PY
-echo "ZeRO-1 checkpoints resume across world sizes, with and without ZeRO"
+echo "ZeRO-1 and ZeRO-2 checkpoints resume across world sizes, with and without ZeRO"

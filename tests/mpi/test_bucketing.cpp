@@ -71,7 +71,7 @@ TEST(Bucketing, FirstBucketAllReduceStartsBeforeBackwardEnds) {
     ASSERT_EQ(summed_by_mpi, !shared_memory || comm.size() == 1);
 
     engine.zero_grad();
-    engine.backward(net->forward(inputs).square().mean(), /*sync=*/true);
+    engine.backward(net->forward(inputs).square().mean(), BackwardKind::kStepEnd);
     const ReducerTrace& trace = engine.reducer().last_trace();
     if (summed_by_mpi) {
       EXPECT_LT(trace.bucket_started.front(), trace.backward_end)
@@ -105,7 +105,7 @@ TEST(Bucketing, UnusedParameterIsReducedAsZerosWithoutHanging) {
   engine.zero_grad();
   torch::Tensor loss =
       comm.rank() % 2 == 0 ? used->forward(x).sum() : (x.sum() * 0).requires_grad_();
-  engine.backward(loss, true);
+  engine.backward(loss, BackwardKind::kStepEnd);
   EXPECT_EQ(unused->weight.grad().abs().sum().item<double>(), 0.0);
   // used.bias gradient: 16 per output on even ranks, 0 on odd ranks; averaged over all ranks.
   const int even_ranks = (comm.size() + 1) / 2;
@@ -157,7 +157,8 @@ TEST(Bucketing, EachStepHasItsOwnGradientsWhoeverWritesThem) {
         const torch::Tensor g = grads[i].defined() ? grads[i] : torch::zeros_like(tensors[i]);
         expected[i] = micro == 0 ? g.clone() : expected[i] + g;
       }
-      engine.backward(loss_of(x, step), /*sync=*/micro == 1);
+      engine.backward(loss_of(x, step),
+                      micro == 1 ? BackwardKind::kStepEnd : BackwardKind::kMicroStep);
       if (step % 2 == 1 && cpu_gemm_available()) {
         // Odd steps: first.weight's gradient is its product's alone, written into the empty
         // slot at the first micro-step and handed to the accumulator at the second.
@@ -170,6 +171,70 @@ TEST(Bucketing, EachStepHasItsOwnGradientsWhoeverWritesThem) {
           << "parameter " << i << " at step " << step;
     }
   }
+}
+
+// ZeRO-2: a bucket borrows pooled buffers from its first gradient to the end of its reduction.
+// Here the first bucket to launch holds a parameter no forward uses, so it cannot launch before
+// backward ends, and every later bucket must borrow buffers of its own meanwhile (waiting for
+// the first would never end). Each rank's shards then hold its blocks of the summed gradients,
+// and no parameter holds a whole gradient; the second step's shards are that step's alone.
+TEST(Bucketing, Zero2BucketsBorrowWhileAnEarlierBucketWaits) {
+  MpiComm comm(MPI_COMM_WORLD);
+  torch::manual_seed(5);  // the same on every rank, so the sum over ranks is every rank's own
+  std::vector<torch::nn::Linear> layers;
+  std::vector<NamedTensor> params;
+  for (int i = 0; i < 8; ++i) {
+    layers.emplace_back(8, 8);
+    params.push_back({"l" + std::to_string(i) + ".weight", layers.back()->weight});
+    params.push_back({"l" + std::to_string(i) + ".bias", layers.back()->bias});
+  }
+  // Registered last: bucketed first (buckets take parameters in reverse order).
+  const torch::Tensor unused = torch::randn({8}).requires_grad_(true);
+  params.push_back({"unused", unused});
+  // Caps of 100 floats: a weight (64) and a bias (8) and the next weight share a bucket, so every
+  // bucket borrows from the pool (a parameter of a bucket of its own would not).
+  DataParallelOptions options{100.0 * 4 / 1048576, 100.0 * 4 / 1048576};
+  options.reduction = GradientReduction::kReduceScatter;
+  options.pooled_buckets = true;
+  DataParallel engine(params, {}, comm, options);
+  const Reducer& reducer = engine.reducer();
+  ASSERT_TRUE(reducer.gradients_sharded());
+  ASSERT_GE(reducer.buckets().size(), 4u);
+  for (const auto& spec : reducer.buckets()) ASSERT_GT(spec.params.size(), 1u);
+  for (int step = 0; step < 2; ++step) {
+    const torch::Tensor x = torch::randn({4, 8});
+    auto loss_of = [&] {
+      torch::Tensor h = x;
+      for (auto& layer : layers) h = torch::tanh(layer(h));
+      return h.square().sum() * (step + 1);
+    };
+    std::vector<torch::Tensor> tensors;
+    for (const auto& p : params) tensors.push_back(p.tensor);
+    const auto expected =
+        torch::autograd::grad({loss_of()}, tensors, {}, false, false, /*allow_unused=*/true);
+    engine.zero_grad();
+    engine.backward(loss_of(), BackwardKind::kStepEnd);
+    for (size_t b = 0; b < reducer.shards().size(); ++b) {
+      for (const ShardPiece& piece : reducer.shards()[b].pieces) {
+        const torch::Tensor& want = expected[piece.param];
+        const torch::Tensor got =
+            reducer.shard_gradient(b).narrow(0, piece.block_offset, piece.numel);
+        if (!want.defined()) {
+          EXPECT_EQ(got.abs().max().item<double>(), 0) << params[piece.param].name;
+          continue;
+        }
+        const torch::Tensor part = want.reshape(-1).narrow(0, piece.param_offset, piece.numel);
+        EXPECT_TRUE(torch::allclose(got, part, 1e-5, 1e-6))
+            << params[piece.param].name << " at step " << step;
+      }
+    }
+    for (const auto& p : params) EXPECT_FALSE(p.tensor.grad().defined()) << p.name;
+  }
+  // The waiting bucket's buffers, and one for each bucket that filled meanwhile.
+  int64_t largest = 0;
+  for (const auto& spec : reducer.buckets()) largest = std::max(largest, spec.numel);
+  EXPECT_GE(reducer.held_bytes(), static_cast<int64_t>(reducer.buckets().size()) * largest * 4)
+      << "the pool did not grow: a bucket waited for one that could not launch";
 }
 
 }  // namespace

@@ -14,29 +14,6 @@
 namespace ddpt::testing {
 namespace {
 
-// 12 windows per step: divides evenly over 1, 2, 3 (and 4, 6) ranks.
-Config small_gpt() {
-  Config c;
-  c.run.seed = 21;
-  c.data.type = DataType::kSyntheticTokens;
-  c.data.samples = 240;
-  c.data.block = 16;
-  c.data.vocab = 32;
-  c.model.type = ModelType::kGpt;
-  c.model.n_layer = 2;
-  c.model.n_head = 2;
-  c.model.n_embd = 32;
-  c.train.global_batch = 12;
-  c.train.steps = 5;
-  c.train.threads = 1;
-  // SGD: AdamW divides by the root of tiny second moments, which turns float summation-order
-  // noise in near-zero gradients into visible differences.
-  c.optim.type = OptimizerType::kSgd;
-  c.optim.lr = 0.1;
-  c.log.every = 1000;
-  return c;
-}
-
 // ||a - b|| / ||b|| over all parameters as one vector (GPT's zero-initialised biases would make a
 // per-tensor ratio meaningless before training).
 double relative_difference(const std::vector<torch::Tensor>& a,
@@ -48,25 +25,6 @@ double relative_difference(const std::vector<torch::Tensor>& a,
   const torch::Tensor va = torch::cat(flat_a);
   const torch::Tensor vb = torch::cat(flat_b);
   return (va - vb).norm().item<double>() / vb.norm().item<double>();
-}
-
-Config small_cnn() {
-  Config c;
-  c.run.seed = 4;
-  c.data.type = DataType::kSyntheticImages;
-  c.data.samples = 256;
-  c.data.channels = 2;
-  c.data.image_size = 8;
-  c.data.classes = 4;
-  c.model.type = ModelType::kCnn;
-  c.model.channels = "4,8";
-  c.train.global_batch = 12;
-  c.train.steps = 4;
-  c.train.threads = 1;
-  c.optim.type = OptimizerType::kSgd;
-  c.optim.lr = 0.05;
-  c.log.every = 1;
-  return c;
 }
 
 TEST(Models, GptOnNRanksEqualsOneRank) {

@@ -1,11 +1,15 @@
-// ZeRO-1 (ddp.zero = 1) against plain data parallel at the same world size: the same training
-// (AdamW and SGD, gradient clipping, gradient accumulation, frozen parameters, a moving average)
+// ZeRO-1 and ZeRO-2 (ddp.zero = 1, 2) against plain data parallel at the same world size: the same
+// training (AdamW and SGD, gradient clipping, gradient accumulation, frozen parameters, a moving
+// average, bf16 on the wire; the MLP, and small versions of the GPT and CNN decks for 30 steps)
 // must end within 1e-6 (relative, per parameter) of it, with each rank holding only its share of
-// the optimizer state. ctest runs it at 1, 2 and 3 ranks; the buckets are made small so that
-// blocks cut through parameters and buckets hold padding. ctest's ranks share a node, so there the
-// buckets are reduce-scattered in shared memory and the ranks share one copy of the parameters
-// (ddp/data_parallel.hpp); with bf16 on the wire the buckets go through MPI instead.
+// the optimizer state (ZeRO-2: and of the gradients). ctest runs it at 1, 2 and 3 ranks; the
+// buckets are made small so that blocks cut through parameters and buckets hold padding. ctest's
+// ranks share a node, so there ZeRO-1's buckets are reduce-scattered in shared memory and the
+// ranks share one copy of the parameters (ddp/data_parallel.hpp); with bf16 on the wire, and
+// ZeRO-2's pooled buckets always, the buckets go through MPI instead.
 #include <gtest/gtest.h>
+
+#include <iostream>
 
 #include "support/training_fixture.hpp"
 
@@ -26,6 +30,12 @@ struct ZeroCase {
   double tolerance = kZeroTolerance;
 };
 
+// 1000 and 2000 floats: the MLP's 5.7K values fall into 4 buckets of odd sizes.
+void use_small_buckets(Config& config, int64_t first_floats, int64_t floats) {
+  config.ddp.first_bucket_mb = static_cast<double>(first_floats) * 4 / 1048576.0;
+  config.ddp.bucket_mb = static_cast<double>(floats) * 4 / 1048576.0;
+}
+
 Config zero_config(const ZeroCase& c) {
   Config config = small_config(c.optimizer);
   config.train.grad_accum = c.grad_accum;
@@ -34,48 +44,76 @@ Config zero_config(const ZeroCase& c) {
   config.train.ema_decay = c.ema_decay;
   config.ddp.compress = c.compress;
   config.log.every = 1;  // a record per step to compare
-  // 1000 and 2000 floats: the MLP's 5.7K values fall into 4 buckets of odd sizes.
-  config.ddp.first_bucket_mb = 1000 * 4 / 1048576.0;
-  config.ddp.bucket_mb = 2000 * 4 / 1048576.0;
+  use_small_buckets(config, 1000, 2000);
   return config;
 }
 
-void expect_zero_matches_plain(const ZeroCase& c) {
-  Config plain = zero_config(c);
-  Config zero = plain;
-  zero.ddp.zero = 1;
-  const auto initial = initial_parameters(plain);
-  const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
-  const TrainedRun without = train(plain, MPI_COMM_WORLD);
-  EXPECT_GT(max_relative_difference(without.params, initial), kZeroMustMove)
-      << "training did not move";
-  EXPECT_LT(max_relative_difference(with_zero.params, without.params), c.tolerance)
-      << world_size() << " ranks, ZeRO-1 vs plain data parallel";
+void expect_state_shared_out(const TrainedRun& zero, const TrainedRun& plain, int64_t level,
+                             bool moving_average) {
   // Each rank holds the state of its shard only; together, the whole state once.
-  int64_t zero_bytes = with_zero.facts.optimizer_state_bytes;
+  int64_t zero_bytes = zero.facts.optimizer_state_bytes;
   MPI_Allreduce(MPI_IN_PLACE, &zero_bytes, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  EXPECT_EQ(zero_bytes, without.facts.optimizer_state_bytes);
-  EXPECT_GT(without.facts.optimizer_state_bytes, 0);
-  // On one rank there is nothing to shard: ZeRO-1 trains unsharded there (no reduce-scatter and
+  EXPECT_EQ(zero_bytes, plain.facts.optimizer_state_bytes);
+  EXPECT_GT(plain.facts.optimizer_state_bytes, 0);
+  // On one rank there is nothing to shard: ZeRO trains unsharded there (no reduce-scatter and
   // all-gather that would only copy).
-  EXPECT_EQ(with_zero.facts.optimizer_sharded, world_size() > 1);
-  EXPECT_FALSE(without.facts.optimizer_sharded);
+  EXPECT_EQ(zero.facts.optimizer_sharded, world_size() > 1);
+  EXPECT_EQ(zero.facts.gradients_sharded, world_size() > 1 && level == 2);
+  EXPECT_FALSE(plain.facts.optimizer_sharded);
+  EXPECT_FALSE(plain.facts.gradients_sharded);
   if (world_size() > 1) {
-    EXPECT_LT(with_zero.facts.optimizer_state_bytes, without.facts.optimizer_state_bytes);
+    EXPECT_LT(zero.facts.optimizer_state_bytes, plain.facts.optimizer_state_bytes);
   }
-  // On one node (ctest's ranks), ZeRO-1 keeps one copy of the parameters in shared memory,
-  // unless a moving average swaps itself into them.
-  EXPECT_EQ(with_zero.facts.parameters_shared, world_size() > 1 && c.ema_decay == 0);
-  EXPECT_FALSE(without.facts.parameters_shared);
-  ASSERT_EQ(with_zero.records.size(), without.records.size());
-  for (size_t i = 0; i < without.records.size(); ++i) {
-    EXPECT_NEAR(with_zero.records[i].loss, without.records[i].loss,
-                c.tolerance * std::abs(without.records[i].loss))
-        << "record " << i;
-    EXPECT_NEAR(with_zero.records[i].grad_norm, without.records[i].grad_norm,
-                10 * c.tolerance * without.records[i].grad_norm)
-        << "record " << i << ": the global norm from the shards";
+  // On one node (ctest's ranks), ZeRO keeps one copy of the parameters in shared memory, unless a
+  // moving average swaps itself into them.
+  EXPECT_EQ(zero.facts.parameters_shared, world_size() > 1 && !moving_average);
+  EXPECT_FALSE(plain.facts.parameters_shared);
+}
+
+void expect_same_training(const TrainedRun& zero, const TrainedRun& plain, double tolerance,
+                          const std::string& what) {
+  EXPECT_LT(max_relative_difference(zero.params, plain.params), tolerance) << what;
+  ASSERT_EQ(zero.records.size(), plain.records.size()) << what;
+  for (size_t i = 0; i < plain.records.size(); ++i) {
+    EXPECT_NEAR(zero.records[i].loss, plain.records[i].loss,
+                tolerance * std::abs(plain.records[i].loss))
+        << what << ", record " << i;
+    EXPECT_NEAR(zero.records[i].grad_norm, plain.records[i].grad_norm,
+                10 * tolerance * plain.records[i].grad_norm)
+        << what << ", record " << i << ": the global norm from the shards";
   }
+}
+
+// ||a - b|| / ||b|| over all parameters as one vector (the GPT's and CNN's zero-initialised
+// biases would make a per-tensor ratio to the initial values infinite).
+double moved(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  torch::Tensor squares = torch::zeros({}, torch::kDouble);
+  torch::Tensor norms = torch::zeros({}, torch::kDouble);
+  for (size_t i = 0; i < a.size(); ++i) {
+    squares += (a[i] - b[i]).to(torch::kDouble).square().sum();
+    norms += b[i].to(torch::kDouble).square().sum();
+  }
+  return (squares / norms).sqrt().item<double>();
+}
+
+// Trains `plain` without ZeRO, then with ddp.zero = 1 and 2, and compares.
+void expect_zero_matches_plain(const Config& plain, double tolerance) {
+  const TrainedRun without = train(plain, MPI_COMM_WORLD);
+  EXPECT_GT(moved(without.params, initial_parameters(plain)), kZeroMustMove)
+      << "training did not move";
+  for (const int64_t level : {1, 2}) {
+    Config zero = plain;
+    zero.ddp.zero = level;
+    const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
+    const std::string what =
+        std::to_string(world_size()) + " ranks, ZeRO-" + std::to_string(level) + " vs plain";
+    expect_same_training(with_zero, without, tolerance, what);
+    expect_state_shared_out(with_zero, without, level, plain.train.ema_decay > 0);
+  }
+}
+
+void expect_zero_matches_plain(const ZeroCase& c) {
+  expect_zero_matches_plain(zero_config(c), c.tolerance);
 }
 
 TEST(Zero, AdamW) {
@@ -97,6 +135,75 @@ TEST(Zero, AdamWWithBf16OnTheWire) {
 }
 TEST(Zero, FrozenLayerAndMovingAverage) {
   expect_zero_matches_plain({OptimizerType::kAdamW, 1, 0, "0.*", 0.9});
+}
+
+// The decks' models for 30 steps with 2 micro-steps each, and buckets of about an eighth of the
+// model, so several borrow ZeRO-2's pool in a backward.
+Config thirty_steps(Config config) {
+  config.train.steps = 30;
+  config.train.grad_accum = 2;
+  config.train.global_batch = 24;
+  config.log.every = 1;
+  return config;
+}
+
+TEST(Zero, GptDeckThirtyStepsWithGradAccum) {
+  Config gpt = thirty_steps(small_gpt());
+  use_small_buckets(gpt, 2000, 4000);
+  expect_zero_matches_plain(gpt, kZeroTolerance);
+}
+TEST(Zero, CnnDeckThirtyStepsWithGradAccum) {
+  Config cnn = thirty_steps(small_cnn());
+  cnn.optim.momentum = 0.9;
+  use_small_buckets(cnn, 100, 200);
+  expect_zero_matches_plain(cnn, kZeroTolerance);
+}
+// The deck's AdamW, with bf16 on the wire. The tolerance is what bf16 itself moves the run by
+// (plain bf16 against plain fp32), once per rounding of a step's gradients: ZeRO-2 rounds each
+// micro-step's sum to bf16 where plain data parallel and ZeRO-1 round the step's once (at 2 and
+// 3 ranks ZeRO-2 ended 1.4 and 1.6 times as far from plain bf16 as that is from fp32).
+TEST(Zero, GptDeckAdamWWithBf16OnTheWire) {
+  Config gpt = thirty_steps(small_gpt());
+  gpt.optim.type = OptimizerType::kAdamW;
+  gpt.optim.lr = 0.003;
+  use_small_buckets(gpt, 2000, 4000);
+  const TrainedRun fp32 = train(gpt, MPI_COMM_WORLD);
+  gpt.ddp.compress = WirePrecision::kBf16;
+  const double bf16_moves = max_relative_difference(train(gpt, MPI_COMM_WORLD).params, fp32.params);
+  std::cout << world_size() << " ranks: bf16 on the wire moves the run by " << bf16_moves << "\n";
+  if (world_size() == 1) EXPECT_EQ(bf16_moves, 0) << "one rank has no wire";
+  const double roundings = static_cast<double>(gpt.train.grad_accum);
+  expect_zero_matches_plain(gpt, std::max(roundings * bf16_moves, kZeroTolerance));
+}
+
+// ZeRO-2 keeps 1/N of the gradients and the two pooled buckets it reduces at a time, against the
+// whole gradients without it. A GPT of 4 blocks, 64 wide (0.2M values), in buckets of 1000 floats
+// or one parameter.
+TEST(Zero, GradientsHeldShrinkWithZero2) {
+  Config gpt = small_gpt();
+  gpt.model.n_layer = 4;
+  gpt.model.n_embd = 64;
+  gpt.train.steps = 2;
+  constexpr int64_t kCap = 1000;
+  use_small_buckets(gpt, kCap, kCap);
+  const TrainedRun plain = train(gpt, MPI_COMM_WORLD);
+  gpt.ddp.zero = 2;
+  const TrainedRun zero = train(gpt, MPI_COMM_WORLD);
+  const double n = world_size();
+  const double whole = static_cast<double>(plain.facts.gradient_bytes);
+  EXPECT_EQ(plain.facts.gradient_bytes, plain.facts.bucketed_values * 4);
+  if (world_size() == 1) {
+    EXPECT_EQ(zero.facts.gradient_bytes, plain.facts.gradient_bytes);  // nothing to shard
+    return;
+  }
+  // A bucket closes past the cap by at most its last parameter, and is padded to n blocks; a
+  // pooled entry holds one such bucket and one block of it (where its sum lands).
+  int64_t largest = 0;
+  for (const auto& p : plain.params) largest = std::max(largest, p.numel());
+  const double entry = (kCap + static_cast<double>(largest) + n) * (1 + 1 / n) * 4;
+  const double shards = whole / n + 4 * static_cast<double>(plain.facts.buckets);
+  EXPECT_LE(static_cast<double>(zero.facts.gradient_bytes), shards + 2 * entry);
+  EXPECT_LT(static_cast<double>(zero.facts.gradient_bytes), 0.8 * whole);
 }
 
 }  // namespace

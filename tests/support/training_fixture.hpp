@@ -17,6 +17,12 @@ namespace ddpt::testing {
 // A config for a few quick steps: 2048 samples x 32 features, 5 classes, MLP 32 -> 64 -> 48 -> 5.
 Config small_config(OptimizerType optimizer);
 
+// Small versions of the GPT and CNN decks, for a few quick steps at 1, 2 or 3 ranks: a GPT of 2
+// blocks (32 wide, 32 tokens) on 12 windows of 16 tokens per step, and a CNN with batch norm
+// (channels 4,8) on 12 images of 2x8x8 per step; both with SGD.
+Config small_gpt();
+Config small_cnn();
+
 // What train() leaves: the progress records and detached copies of the final parameters and
 // buffers, in registration order.
 struct TrainedRun {

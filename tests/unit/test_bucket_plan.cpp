@@ -32,6 +32,16 @@ TEST(BucketPlan, ParameterLargerThanTheCapClosesItsBucket) {
   EXPECT_EQ(buckets[1].params, (std::vector<size_t>{0}));
 }
 
+// ZeRO-2's plan: the large parameter closes the bucket before it and has its own; the next bucket
+// starts after it. The first bucket's cap (100 bytes) applies to the first bucket only.
+TEST(BucketPlan, LargeParametersAloneWhenAsked) {
+  const auto buckets = plan_buckets(floats({10, 10, 1'000'000, 10, 10}), 100, 400, true);
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].params, (std::vector<size_t>{4, 3}));  // 80 bytes, then the large one
+  EXPECT_EQ(buckets[1].params, (std::vector<size_t>{2}));
+  EXPECT_EQ(buckets[2].params, (std::vector<size_t>{1, 0}));
+}
+
 TEST(BucketPlan, EveryParameterExactlyOnce) {
   std::vector<int64_t> numels;
   for (int i = 1; i <= 50; ++i) numels.push_back(i * 37 % 1000 + 1);
