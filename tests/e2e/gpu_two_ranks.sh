@@ -6,7 +6,8 @@
 # refusal stays the default; gpu_training.sh checks it). None of these checks has run on a GPU yet.
 #  - fp32, the same global batch: 2 ranks end within 1e-5 (SGD) and 1e-4 (AdamW) of 1 rank after
 #    30 steps (relative, per parameter; the sums run in another order);
-#  - ddp.zero = 1 (reduce-scatter and all-gather over NCCL) within 1e-6 of ddp.zero = 0;
+#  - ddp.zero = 1 (reduce-scatter and all-gather over NCCL) within 1e-6 of ddp.zero = 0; ddp.zero =
+#    2 too, with gradient accumulation (reduced into the shards at every micro-step);
 #  - ddp.compress = bf16 rounds what goes on the wire: 0 < difference < 1e-2;
 #  - a checkpoint of 2 ranks continued on 1, and one of 1 rank continued on 2, end within 1e-5 of
 #    the run they came from;
@@ -49,6 +50,18 @@ zero_matches_plain() {
   train two_zero1 2 --ddp.zero=1 && within two_adamw two_zero1 30 1e-6
 }
 check "ddp.zero = 1 over 2 NCCL ranks = ddp.zero = 0" zero_matches_plain
+
+# ZeRO-2 on NCCL: pooled buckets reused across the NCCL stream, small buckets so that several
+# borrow at once, and gradient accumulation in the shards.
+zero2_matches_plain() {
+  train two_zero2 2 --ddp.zero=2 --ddp.bucket_mb=0.01 --ddp.first_bucket_mb=0.01 &&
+    within two_adamw two_zero2 30 1e-6 &&
+    train two_accum 2 --train.grad_accum=2 &&
+    train two_zero2_accum 2 --train.grad_accum=2 --ddp.zero=2 --ddp.bucket_mb=0.01 &&
+    within two_accum two_zero2_accum 30 1e-6
+}
+check "ddp.zero = 2 over 2 NCCL ranks = ddp.zero = 0, with and without grad_accum" \
+  zero2_matches_plain
 
 compress_rounds() {
   local d

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# ZeRO's memory per rank on a CPU GPT whose parameters, gradients and AdamW state total about
+# 1.6 GB (14 blocks of width 768, vocab 256: 99M parameters x 16 bytes), at 1, 2 and 4 ranks
+# with ddp.zero = 0, 1 and 2, in turns, REPEATS rounds (default 2). For each run: what rank 0
+# held at the end, from the summary (parameters, gradients, optimizer state), its share of the
+# ZeRO-0 run's at the same rank count, and rank 0's peak resident memory (the summary's figure).
+# With ZeRO on one node the ranks share one copy of the parameters (the banner says so), which
+# the held figure still counts whole per rank. Prints medians over the rounds with their spread.
+# Not a test: it prints figures. Build first (share/dev/setup.sh). About 20 s a run on 2 cores.
+# Usage: share/dev/bench/zero_memory.sh [REPEATS]
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+ddptrain=${DDPTRAIN:-$repo/build/bin/ddptrain}
+repeats=${1:-2}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+results=$work/results.txt
+for ((round = 1; round <= repeats; round++)); do
+  for ranks in 1 2 4; do
+    for zero in 0 1 2; do
+      mpirun -np "$ranks" --oversubscribe --bind-to none "$ddptrain" train \
+        "$repo/inputs/gpt_tokens.cfg" --run.dir="$work/run" --data.samples=512 \
+        --model.n_layer=14 --model.n_embd=768 --model.n_head=12 --train.batch_size=1 \
+        --train.steps=2 --eval.every=0 --log.every=1 --log.progress=lines --ddp.zero="$zero" \
+        >"$work/log" 2>&1 || { cat "$work/log"; exit 1; }
+      echo "$round $ranks $zero $(grep -E "^  (memory|optimizer state) +:" "$work/log" | tr '\n' ' ')" \
+        >>"$results"
+      tail -1 "$results"
+    done
+  done
+done
+python3 - "$results" <<'PY'
+import re, statistics, sys
+units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+def size(text):
+    value, unit = text.split()
+    return float(value) * units[unit]
+runs = {}
+for line in open(sys.argv[1]):
+    round_, ranks, zero, rest = line.split(" ", 3)
+    params = size(re.search(r"parameters ([\d.]+ \w+)", rest).group(1))
+    grads = size(re.search(r"gradients ([\d.]+ \w+)", rest).group(1))
+    state = size(re.search(r"optimizer state +: ([\d.]+ \w+)", rest).group(1))
+    peak = size(re.search(r"peak ([\d.]+ \w+) resident", rest).group(1))
+    runs.setdefault((int(ranks), int(zero)), []).append((params + grads + state, peak))
+print("ranks  ddp.zero  held by rank 0 (MiB)  share of ZeRO-0  peak resident, rank 0 (MiB)")
+for (ranks, zero), values in sorted(runs.items()):
+    held = statistics.median(v[0] for v in values) / 2**20
+    base = statistics.median(v[0] for v in runs[(ranks, 0)]) / 2**20
+    peaks = [v[1] / 2**20 for v in values]
+    print(f"{ranks:5d}  {zero:8d}  {held:20.0f}  {held / base:15.2f}  "
+          f"{statistics.median(peaks):.0f} ({min(peaks):.0f}-{max(peaks):.0f})")
+PY
