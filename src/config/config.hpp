@@ -124,6 +124,9 @@ struct DdpConfig {
 
 struct DistConfig {
   double timeout_s = 600;  // deadline of every collective and checkpoint phase, in seconds
+  // A rank this much slower than the median in forward + backward, 3 metrics rows running, is
+  // named (train/straggler_watch.hpp); <= 1: never.
+  double straggler_factor = 1.2;
 };
 
 struct LogConfig {

@@ -34,6 +34,12 @@ LaunchEnvironment read_launch_environment() {
   env.test_share_gpu = env_text("DDPTRAIN_TEST_SHARE_GPU") == "1";
   env.nccl_hostid = env_text("NCCL_HOSTID");
   env.test_no_host_sync = env_text("DDPTRAIN_TEST_NO_HOST_SYNC") == "1";
+  // "R:MS"; anything else leaves every rank at full speed.
+  const std::string slow = env_text("DDPTRAIN_TEST_SLOW_RANK");
+  if (const size_t colon = slow.find(':'); colon != std::string::npos) {
+    env.test_slow_rank = std::atoi(slow.substr(0, colon).c_str());
+    env.test_slow_ms = std::atof(slow.substr(colon + 1).c_str());
+  }
   if (!env_text("SLURM_STEP_ID").empty() || !env_text("SLURM_PROCID").empty()) {
     env.launcher = "slurm";
   } else if (!env_text("OMPI_COMM_WORLD_SIZE").empty() || !env_text("PMIX_RANK").empty()) {

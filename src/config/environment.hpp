@@ -19,6 +19,10 @@ struct LaunchEnvironment {
   // Tests only: a GPU training step that makes the host wait is an error
   // (DDPTRAIN_TEST_NO_HOST_SYNC=1; train/no_host_sync.hpp).
   bool test_no_host_sync = false;
+  // Tests only: rank test_slow_rank sleeps test_slow_ms in each step's forward
+  // (DDPTRAIN_TEST_SLOW_RANK=R:MS; the straggler warning's test). -1: no rank.
+  int test_slow_rank = -1;
+  double test_slow_ms = 0;
 };
 
 LaunchEnvironment read_launch_environment();

@@ -223,6 +223,11 @@ OptionTable make_table(Config& c) {
            "aborts with exit code 5, naming the collective, the step and the ranks that did not "
            "arrive",
            positive())
+      .add("dist.straggler_factor", &c.dist.straggler_factor,
+           "a rank slower in forward + backward than the median of the ranks by this factor, in 3 "
+           "metrics rows running, is named in a warning line (once; again if it recovers and "
+           "relapses); 0 = never",
+           non_negative())
       .add("log.every", &c.log.every, "steps between progress lines (and metrics.h5 rows)",
            at_least(1))
       .add_choice(

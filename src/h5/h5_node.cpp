@@ -2,6 +2,7 @@
 
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_group.hpp"
+#include "h5/h5_row_series.hpp"
 #include "h5/h5_series.hpp"
 #include "h5/h5_tensor.hpp"
 
@@ -54,6 +55,14 @@ H5Series H5Node::create_series(const std::string& name, H5SeriesType type) const
 
 std::vector<double> H5Node::read_series(const std::string& name) const {
   return H5Series::read_all(id_.get(), name);
+}
+
+H5RowSeries H5Node::create_row_series(const std::string& name, int64_t width) const {
+  return H5RowSeries::create(id_.get(), name, width);
+}
+
+std::vector<std::vector<double>> H5Node::read_row_series(const std::string& name) const {
+  return H5RowSeries::read_all(id_.get(), name);
 }
 
 void H5Node::write_tensor(const std::string& name, const torch::Tensor& tensor, bool writer) const {

@@ -13,9 +13,10 @@
 
 namespace ddpt {
 
-class H5Dataset;  // h5_dataset.hpp
-class H5Group;    // h5_group.hpp
-class H5Series;   // h5_series.hpp
+class H5Dataset;    // h5_dataset.hpp
+class H5Group;      // h5_group.hpp
+class H5Series;     // h5_series.hpp
+class H5RowSeries;  // h5_row_series.hpp
 
 // What a name under a node is.
 enum class H5Kind { kNone, kGroup, kDataset, kOther };
@@ -43,6 +44,8 @@ class H5Node : public H5Object {
                            H5StoredAs stored = H5StoredAs::kInMemoryType) const;
   H5Series create_series(const std::string& name, H5SeriesType type) const;
   std::vector<double> read_series(const std::string& name) const;  // every value, as doubles
+  H5RowSeries create_row_series(const std::string& name, int64_t width) const;
+  std::vector<std::vector<double>> read_row_series(const std::string& name) const;  // every row
 
   // Tensors as datasets (h5_tensor.hpp, where each is described).
   void write_tensor(const std::string& name, const torch::Tensor& tensor, bool writer) const;

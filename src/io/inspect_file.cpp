@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
 #include "h5/h5_series.hpp"
@@ -76,6 +78,27 @@ std::string last_value(const std::vector<double>& column) {
   return column.empty() ? std::string("-") : fmt::format("{:.6g}", column.back());
 }
 
+// /ranks (runs of more than one rank): its size, and the last row's slowest rank against the
+// median, as the straggler warning judges them.
+void describe_ranks(const H5Node& root, std::ostream& out) {
+  if (!root.has(metrics_schema::kRanks)) return;
+  const H5Group ranks = root.open_group(metrics_schema::kRanks);
+  const std::vector<std::vector<double>> rows = ranks.read_row_series(metrics_schema::kComputeS);
+  out << fmt::format("  /ranks: {} rows", rows.size());
+  if (!rows.empty() && !rows.back().empty()) {
+    std::vector<double> last = rows.back();
+    const auto slowest = std::max_element(last.begin(), last.end()) - last.begin();
+    const double slowest_s = last[static_cast<size_t>(slowest)];
+    std::nth_element(last.begin(), last.begin() + static_cast<std::ptrdiff_t>(last.size() / 2),
+                     last.end());
+    out << fmt::format(
+        " x {} ranks; last row: forward + backward {:.2f} ms per step on the "
+        "slowest rank, {}, against the median {:.2f} ms",
+        rows.back().size(), 1e3 * slowest_s, slowest, 1e3 * last[last.size() / 2]);
+  }
+  out << "\n";
+}
+
 void inspect_metrics(const H5File& file, std::ostream& out) {
   const H5Node& root = file;
   out << fmt::format(
@@ -115,6 +138,7 @@ void inspect_metrics(const H5File& file, std::ostream& out) {
     }
   }
   out << "\n";
+  describe_ranks(root, out);
 }
 
 }  // namespace

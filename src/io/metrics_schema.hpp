@@ -20,5 +20,9 @@ constexpr const char* kResumedAtStep = "resumed_at_step";  // only in a resumed 
 constexpr const char* kTrain = "train";  // one row per log.every steps
 constexpr const char* kEval = "eval";    // one row per evaluation
 constexpr const char* kStep = "step";    // the first column of both
+// Runs of more than one rank: at each /train row, its step (kStep) and every rank's forward +
+// backward seconds per step ([rows, ranks]).
+constexpr const char* kRanks = "ranks";
+constexpr const char* kComputeS = "compute_s";
 
 }  // namespace ddpt::metrics_schema

@@ -91,6 +91,28 @@ void append_rows(std::vector<H5Series>& series, const std::vector<std::string>& 
   }
 }
 
+// /ranks rows of an existing metrics file up to `last_step`, where it was written by as many ranks
+// (a run resumed on another rank count starts /ranks afresh).
+struct RankRows {
+  std::vector<double> steps;
+  std::vector<std::vector<double>> compute_s;
+};
+RankRows rank_rows_up_to(const H5File& file, int64_t world_size, int64_t last_step) {
+  RankRows kept;
+  if (world_size < 2 || !file.has(metrics_schema::kRanks)) return kept;
+  const H5Group g = file.open_group(metrics_schema::kRanks);
+  if (!g.has(metrics_schema::kStep) || !g.has(metrics_schema::kComputeS)) return kept;
+  const std::vector<double> steps = g.read_series(metrics_schema::kStep);
+  const std::vector<std::vector<double>> rows = g.read_row_series(metrics_schema::kComputeS);
+  for (size_t r = 0; r < steps.size() && r < rows.size(); ++r) {
+    if (steps[r] > static_cast<double>(last_step)) continue;
+    if (static_cast<int64_t>(rows[r].size()) != world_size) return RankRows();
+    kept.steps.push_back(steps[r]);
+    kept.compute_s.push_back(rows[r]);
+  }
+  return kept;
+}
+
 }  // namespace
 
 const std::vector<std::string>& MetricsWriter::train_columns() {
@@ -127,6 +149,11 @@ MetricsWriter::MetricsWriter(const std::string& path, const MetricsHeader& run)
   train_series_ = create_series(train, train_columns());
   const H5Group eval = root.create_group(metrics_schema::kEval);
   eval_series_ = create_series(eval, eval_columns(run.task));
+  if (run.world_size > 1) {
+    const H5Group ranks = root.create_group(metrics_schema::kRanks);
+    ranks_step_ = ranks.create_series(metrics_schema::kStep, H5SeriesType::kInt64);
+    ranks_compute_ = ranks.create_row_series(metrics_schema::kComputeS, run.world_size);
+  }
 }
 
 std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume(const std::string& path,
@@ -152,16 +179,24 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::s
   }
   std::vector<std::vector<double>> train_rows;
   std::vector<std::vector<double>> eval_rows;
+  RankRows rank_rows;
+  const int64_t last_row = resume_step - resume_step % log_every;
   {
     const H5File old = H5File::open_read(path);  // also a killed job's file, still in SWMR mode
-    train_rows = rows_up_to(old, metrics_schema::kTrain, train_columns(),
-                            resume_step - resume_step % log_every);
+    train_rows = rows_up_to(old, metrics_schema::kTrain, train_columns(), last_row);
     eval_rows = rows_up_to(old, metrics_schema::kEval, eval_columns(run.task), resume_step);
+    rank_rows = rank_rows_up_to(old, run.world_size, last_row);
   }
   std::unique_ptr<MetricsWriter> writer(new MetricsWriter(staging_path(path).string(), run));
   writer->file_.write_attribute(metrics_schema::kResumedAtStep, resume_step);
   append_rows(writer->train_series_, train_columns(), train_rows);
   append_rows(writer->eval_series_, eval_columns(run.task), eval_rows);
+  if (writer->ranks_compute_) {
+    for (size_t r = 0; r < rank_rows.steps.size(); ++r) {
+      writer->ranks_step_->append(rank_rows.steps[r]);
+      writer->ranks_compute_->append(rank_rows.compute_s[r]);
+    }
+  }
   writer->file_.start_swmr_write();  // flushes everything written so far
   publish_staged(path);              // the old file until now, the new one after
   return writer;
@@ -170,6 +205,11 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::s
 void MetricsWriter::append(const StepRecord& record) {
   const std::vector<double> row = row_of(record);
   for (size_t c = 0; c < train_series_.size(); ++c) train_series_[c].append(row[c]);
+  if (ranks_compute_ &&
+      static_cast<int64_t>(record.rank_compute_s.size()) == ranks_compute_->width()) {
+    ranks_step_->append(static_cast<double>(record.step));
+    ranks_compute_->append(record.rank_compute_s);
+  }
   file_.flush();
 }
 

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "h5/h5_file.hpp"
+#include "h5/h5_row_series.hpp"
 #include "h5/h5_series.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_result.hpp"
@@ -61,6 +63,9 @@ class MetricsWriter {
   Task task_;
   std::vector<H5Series> train_series_;
   std::vector<H5Series> eval_series_;
+  // More than one rank: /ranks/step and /ranks/compute_s.
+  std::optional<H5Series> ranks_step_;
+  std::optional<H5RowSeries> ranks_compute_;
 };
 
 }  // namespace ddpt

@@ -68,6 +68,9 @@ void make_run_and_files(TrainingSetup& setup) {
   RunParts parts{*setup.comm,       *setup.world.group,   *setup.model,
                  *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
   parts.forbid_host_sync = setup.job.launch.test_no_host_sync;
+  if (setup.job.launch.test_slow_rank == setup.comm->rank()) {
+    parts.slow_step_s = setup.job.launch.test_slow_ms / 1e3;
+  }
   setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.

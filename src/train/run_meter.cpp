@@ -49,6 +49,7 @@ void RunMeter::begin_step(int64_t step) {
   split_ = StepSplit();
   gpu_laps_.discard();
   gpu_split_ = StepSplit();
+  gpu_compute_before_ = 0;
 }
 
 void RunMeter::end_step(int64_t done, const std::optional<torch::Tensor>& loss,
@@ -64,6 +65,7 @@ void RunMeter::end_step(int64_t done, const std::optional<torch::Tensor>& loss,
   ++window_.steps;
   row_.comm_wait += comm_wait_s;
   row_.data_wait += laps.data_seconds();
+  row_.compute += laps.compute_seconds() - comm_wait_s;
   ++row_.steps;
   display_->step_done(done);
 }
@@ -82,6 +84,15 @@ void RunMeter::end_row(StepRecord& record) {
   record.samples_per_s = global_batch_ * steps / seconds;
   record.comm_wait_s = row_.comm_wait / steps;
   record.data_wait_s = row_.data_wait / steps;
+  // As the summary's split: timed on the GPU where the GPU's laps are (there backward holds the
+  // waits for the collectives), else the host's.
+  double compute = row_.compute;
+  if (gpu_laps_.enabled() && gpu_split_.on_gpu) {
+    const double so_far = gpu_split_.forward + gpu_split_.backward;
+    compute = so_far - gpu_compute_before_;
+    gpu_compute_before_ = so_far;
+  }
+  record.compute_s = compute / steps;
   records_.push_back(record);
 }
 

@@ -33,17 +33,21 @@ class PhaseLaps {
     const double seconds = timer_.lap();
     host_.*phase += seconds;
     if (phase == &StepSplit::data) data_seconds_ += seconds;
+    if (phase == &StepSplit::forward || phase == &StepSplit::backward) compute_seconds_ += seconds;
     gpu_.lap(phase);
     return seconds;
   }
   // The host's time in the data phase of this step (all micro-steps): the wait for batches.
   double data_seconds() const { return data_seconds_; }
+  // The host's time in forward and backward (the wait for the last all-reduces included).
+  double compute_seconds() const { return compute_seconds_; }
 
  private:
   LapTimer timer_;
   StepSplit& host_;
   GpuLapTimer& gpu_;
   double data_seconds_ = 0;
+  double compute_seconds_ = 0;
 };
 
 class RunMeter {
@@ -86,6 +90,7 @@ class RunMeter {
     Stopwatch clock;
     double comm_wait = 0;
     double data_wait = 0;
+    double compute = 0;  // the host's forward + backward, the wait for the last all-reduces out
     int64_t steps = 0;
   };
   void add_steady_figures(RunResult& result, double steady_s);
@@ -108,6 +113,7 @@ class RunMeter {
   // On a GPU, the same laps on the GPU (collected at each metrics row): the summary's split there.
   GpuLapTimer gpu_laps_;
   StepSplit gpu_split_;
+  double gpu_compute_before_ = 0;  // gpu_split_'s forward + backward at the last row
 };
 
 }  // namespace ddpt

@@ -30,6 +30,9 @@ struct StepRecord {
   double comm_wait_s = 0;     // mean time per step spent waiting for gradient all-reduces
   double data_wait_s = 0;     // mean time per step spent waiting for training batches
   int64_t skipped_steps = 0;  // steps skipped for non-finite gradients so far in this run
+  double compute_s = 0;       // this rank's mean forward + backward per step over the interval
+  // Every rank's compute_s, by rank (metrics.h5's /ranks/compute_s); empty on one rank.
+  std::vector<double> rank_compute_s;
 };
 
 // Checkpoints of one run and what they cost.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "train/optimizer.hpp"
 #include "train/optimizer_state.hpp"
@@ -76,6 +78,9 @@ std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& 
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
     const torch::Tensor loss = batch_loss(batch) / static_cast<double>(accum);
+    if (slow_step_s_ > 0 && micro == 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(slow_step_s_));
+    }
     laps.end(&StepSplit::forward);
     backward(loss, micro == accum - 1 ? BackwardKind::kStepEnd : BackwardKind::kMicroStep);
     step_loss += loss.detach();

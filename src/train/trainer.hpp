@@ -92,6 +92,8 @@ class Trainer {
   // c10::OutOfMemoryError if the device's memory does not hold that. Leaves the gradients, the
   // batch-norm statistics and the random generators changed.
   void trial_step(int64_t batch);
+  // Tests: each step's forward takes `seconds` longer on this rank (a straggler).
+  void slow_each_step_by(double seconds) { slow_step_s_ = seconds; }
   // The moving averages of the trainable parameters (empty unless train.ema_decay > 0).
   std::vector<NamedTensor> ema_averages() const {
     return ema_ ? ema_->averages() : std::vector<NamedTensor>();
@@ -118,6 +120,7 @@ class Trainer {
   std::vector<NamedTensor> trainable_;
   std::unique_ptr<DistributedOptimizer> optimizer_;
   double lr_ = 0;  // of the last step
+  double slow_step_s_ = 0;
   LrSchedule schedule_;
   std::unique_ptr<Ema> ema_;
   Precision precision_;

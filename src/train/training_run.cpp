@@ -8,6 +8,7 @@
 #include "train/no_host_sync.hpp"
 #include "util/host_read.hpp"
 #include "util/log.hpp"
+#include "util/process_identity.hpp"
 #include "util/stop_signal.hpp"
 #include "util/stopwatch.hpp"
 
@@ -50,7 +51,11 @@ TrainingRun::TrainingRun(const Config& config, const RunParts& parts)
       meter_(config.train.steps, config.log.every, parts.comm.device()),
       early_stopping_(config.train),
       cuda_rng_(parts.comm.device()),
-      eval_batch_(eval_batch_size(config.eval, config.train, parts.comm.size())) {}
+      eval_batch_(eval_batch_size(config.eval, config.train, parts.comm.size())),
+      stragglers_(config.dist.straggler_factor,
+                  parts.group.all_gather("ranks' hosts", process_host())) {
+  trainer_.slow_each_step_by(parts.slow_step_s);
+}
 
 void TrainingRun::register_state(CheckpointRegistry& registry) {
   trainer_.register_state(registry);
@@ -130,6 +135,15 @@ void TrainingRun::write_row(int64_t done, RunOutput& output) {
   record.lr = trainer_.lr();
   record.grad_norm = trainer_.grad_norm();
   meter_.end_row(record);
+  if (comm_.size() > 1) {
+    // One small host collective per row: every rank's forward + backward time, for /ranks/ in
+    // metrics.h5 and the straggler warning.
+    record.rank_compute_s =
+        group_.all_gather("ranks' compute times", std::vector<double>{record.compute_s});
+    for (const std::string& line : stragglers_.observe(done, record.rank_compute_s)) {
+      if (comm_.rank() == 0) spdlog::warn("{}", line);
+    }
+  }
   output.record(record);
   meter_.show_row(record);
 }

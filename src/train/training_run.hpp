@@ -25,6 +25,7 @@
 #include "train/rng_state.hpp"
 #include "train/run_meter.hpp"
 #include "train/run_result.hpp"
+#include "train/straggler_watch.hpp"
 #include "train/trainer.hpp"
 
 namespace ddpt {
@@ -65,6 +66,8 @@ struct RunParts {
   // Tests (DDPTRAIN_TEST_NO_HOST_SYNC=1): a GPU step that makes the host wait is an error
   // (train/no_host_sync.hpp).
   bool forbid_host_sync = false;
+  // Tests (DDPTRAIN_TEST_SLOW_RANK=R:MS): this rank sleeps this long in each step's forward.
+  double slow_step_s = 0;
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the
@@ -125,6 +128,7 @@ class TrainingRun : public Checkpointed {
   CpuRngState rng_;
   CudaRngState cuda_rng_;
   int64_t eval_batch_;
+  StragglerWatch stragglers_;
   int64_t steps_done_ = 0;
 };
 

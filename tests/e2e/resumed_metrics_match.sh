@@ -39,6 +39,12 @@ with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
                 print("  resumed      :", y.tolist())
                 bad += 1
     assert list(a["train/step"][:]) == [10, 20, 30], list(a["train/step"][:])
+    # /ranks keeps its rows across the resume as /train does (the times differ, not the layout).
+    for name, f in (("uninterrupted", a), ("resumed", b)):
+        steps, shape = list(f["ranks/step"][:]), f["ranks/compute_s"].shape
+        print(f"{name}: /ranks/step {steps}, /ranks/compute_s {shape}")
+        if steps != [10, 20, 30] or shape != (3, 2):
+            bad += 1
 sys.exit(1 if bad else 0)
 PY
 echo "resumed metrics equal the uninterrupted run's"
