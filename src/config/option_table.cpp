@@ -1,5 +1,7 @@
 #include "config/option_table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -109,6 +111,14 @@ std::function<std::string(const double&)> non_negative() {
   return [](const double& value) {
     return std::isfinite(value) && value >= 0 ? std::string()
                                               : "must be a finite number, not negative";
+  };
+}
+
+std::function<std::string(const double&)> off_or_above(double minimum) {
+  return [minimum](const double& value) {
+    return value == 0 || (std::isfinite(value) && value > minimum)
+               ? std::string()
+               : fmt::format("must be 0 (off) or a finite number above {}", minimum);
   };
 }
 

@@ -19,7 +19,8 @@ std::function<std::string(const int64_t&)> at_least(int64_t minimum);
 std::function<std::string(const int64_t&)> between(int64_t minimum, int64_t maximum);
 std::function<std::string(const double&)> positive();
 std::function<std::string(const double&)> non_negative();
-std::function<std::string(const double&)> in_unit_interval();  // [0, 1)
+std::function<std::string(const double&)> off_or_above(double minimum);  // 0, or > minimum
+std::function<std::string(const double&)> in_unit_interval();            // [0, 1)
 std::function<std::string(const std::string&)> one_of(std::vector<std::string> choices);
 
 class OptionTable {

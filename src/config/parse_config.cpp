@@ -227,7 +227,7 @@ OptionTable make_table(Config& c) {
            "a rank slower in forward + backward than the median of the ranks by this factor, in 3 "
            "metrics rows running, is named in a warning line (once; again if it recovers and "
            "relapses); 0 = never",
-           non_negative())
+           off_or_above(1))
       .add("log.every", &c.log.every, "steps between progress lines (and metrics.h5 rows)",
            at_least(1))
       .add_choice(

@@ -24,8 +24,9 @@ std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, int64
   for (size_t i = params.size(); i-- > 0;) {
     const ParamInfo& p = params[i];
     Open& bucket = open[p.dtype_key];
-    if (large_alone && !bucket.spec.params.empty() &&
-        p.numel * p.element_size >= (buckets.empty() ? first_cap_bytes : cap_bytes)) {
+    // The bucket it would start is not the first one (an open bucket is before it), so the
+    // every-bucket cap is what makes it large.
+    if (large_alone && !bucket.spec.params.empty() && p.numel * p.element_size >= cap_bytes) {
       close(bucket);
     }
     bucket.spec.params.push_back(i);

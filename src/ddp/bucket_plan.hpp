@@ -23,8 +23,8 @@ struct ParamInfo {
 
 // Buckets in launch order. Every parameter lands in exactly one bucket, never split; a bucket
 // closes as soon as it holds at least its cap (the first bucket's cap is `first_cap_bytes`).
-// With `large_alone`, a parameter of at least the cap closes the open bucket first and has one of
-// its own (ZeRO-2 reduces such a bucket from the parameter's own gradient, without a copy).
+// With `large_alone`, a parameter of at least `cap_bytes` closes the open bucket first and has one
+// of its own (ZeRO-2 reduces such a bucket without a pooled buffer).
 std::vector<BucketSpec> plan_buckets(const std::vector<ParamInfo>& params, int64_t first_cap_bytes,
                                      int64_t cap_bytes, bool large_alone = false);
 

@@ -39,6 +39,7 @@ class BucketPool {
   void give_back(int entry);
   const PooledBuffers& operator[](int entry) const { return entries_.at(entry); }
   size_t size() const { return entries_.size(); }
+  torch::ScalarType wire_dtype() const { return wire_dtype_; }
   int64_t bytes() const;
   // What one entry holds, in bytes.
   int64_t entry_bytes() const;

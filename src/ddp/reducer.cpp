@@ -154,8 +154,7 @@ void Reducer::allocate_shards(torch::ScalarType wire_dtype) {
     const BucketSpec& spec = plan_[b];
     const torch::Tensor& first = params_[spec.params.front()].tensor;
     buckets_[b].shard_gradient = torch::zeros({shards_[b].block}, first.options());
-    buckets_[b].direct = spec.params.size() == 1 && spec.numel % comm_.size() == 0 &&
-                         wire_dtype == first.scalar_type() && first.is_contiguous();
+    buckets_[b].direct = spec.params.size() == 1 && first.is_contiguous();
     if (buckets_[b].direct) continue;
     largest = std::max(largest, shards_[b].block * comm_.size());
     largest_block = std::max(largest_block, shards_[b].block);
@@ -219,7 +218,7 @@ void Reducer::mark_ready(size_t param) {
   if (!reducing_) return;
   if (ready_[param]) {
     throw Error("Reducer: parameter '" + params_[param].name +
-                    "' received two gradients in one synchronised backward",
+                    "' received two gradients in one reduced backward",
                 ExitCode::kInternal, Raised::kThisRank);
   }
   ready_[param] = 1;
@@ -308,23 +307,28 @@ void Reducer::finalize_backward() {
   if (!reducing_) return;
   trace_.backward_end = Clock::now();
   // Parameters that got no gradient in this backward are reduced with whatever local gradient
-  // they hold (zero if none): every rank launches every bucket, so no rank waits forever.
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (ready_[i]) continue;
-    ready_[i] = 1;
-    put_gradient_in_slot(i);
-    --buckets_[slots_[i].bucket].pending;
+  // they hold (zero if none): every rank launches every bucket, so no rank waits forever. Bucket
+  // by bucket, each launched once complete, so that under ZeRO-2 a bucket can borrow the buffers
+  // of one reduced before it instead of each taking a pool entry of its own.
+  for (size_t b = next_bucket_; b < buckets_.size(); ++b) {
+    for (const size_t i : plan_[b].params) {
+      if (ready_[i]) continue;
+      ready_[i] = 1;
+      put_gradient_in_slot(i);
+      --buckets_[b].pending;
+    }
+    launch_ready_buckets();
   }
-  launch_ready_buckets();
   const Clock::time_point wait_start = Clock::now();
-  while (next_completed_ < buckets_.size()) complete_reduction(next_completed_++);
+  while (next_completed_ < buckets_.size()) complete_reduction(next_completed_++, false);
   if (sharded() && squares_in_reduction_) {
     gradient_squares_ = 0;
     for (const Bucket& bucket : buckets_) gradient_squares_ += bucket.squares;
   } else if (sharded() && step_ends_) {
     reduce_gradient_squares();
   }
-  trace_.wait_seconds = std::chrono::duration<double>(Clock::now() - wait_start).count();
+  // Summed over the step's reduced backwards (ZeRO-2 reduces every micro-step): zero_grad() resets.
+  trace_.wait_seconds += std::chrono::duration<double>(Clock::now() - wait_start).count();
   if (!pooled_) {
     for (size_t i = 0; i < params_.size(); ++i) {
       torch::Tensor& param = params_[i].tensor;
@@ -334,13 +338,19 @@ void Reducer::finalize_backward() {
   reducing_ = false;
 }
 
-void Reducer::complete_reduction(size_t b) {
+void Reducer::complete_reduction(size_t b, bool inside_backward) {
   Bucket& bucket = buckets_[b];
   if (!bucket.work) {  // alone: nothing was launched
     trace_.bucket_started[b] = trace_.bucket_launched[b];
     return;
   }
+  const Clock::time_point wait_start = Clock::now();
   bucket.work->wait();
+  // A wait inside backward (ZeRO-2: a bucket waiting for a pool entry) is time spent waiting for
+  // the other ranks as well; finalize_backward() times its own waits.
+  if (inside_backward) {
+    trace_.wait_seconds += std::chrono::duration<double>(Clock::now() - wait_start).count();
+  }
   torch::NoGradGuard no_grad;
   if (pooled_) {
     // The first micro-step's sum is written, later ones' added: no zeroing pass over the shard.
@@ -461,6 +471,7 @@ void Reducer::scale_gradients(double factor) {
 
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
+  trace_.wait_seconds = 0;
   if (pooled_) {
     for (Bucket& bucket : buckets_) bucket.shard_written = false;
     // A trial backward (BackwardKind::kLocal) left whole gradients in .grad.

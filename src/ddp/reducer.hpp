@@ -27,10 +27,11 @@
 // straight into its slot (param.grad stays undefined), and once the bucket's reduce-scatter has
 // completed its block is added into the rank's shard and the buffer goes back to the pool. Every
 // backward is reduced, micro-steps too, so gradient accumulation accumulates in the shards. A
-// rank holds 1/N of the gradients plus two buckets, instead of all of them. A bucket of one
-// parameter that divides into the ranks' blocks (a large embedding or weight, alone in its bucket)
-// borrows nothing: its reduce-scatter reads the gradient backward made, and its all-gather writes
-// the parameter itself, so the pool's entries are the size of the largest bucket of several.
+// rank holds 1/N of the gradients plus two buckets, instead of all of them. A parameter of at
+// least the bucket cap has a bucket of its own that borrows nothing (a large embedding or weight):
+// where its values divide into the ranks' blocks, its reduce-scatter reads the gradient backward
+// made and its all-gather writes the parameter itself; otherwise it takes a buffer of its own for
+// the backward. So the pool's entries are the size of the largest bucket of several.
 #pragma once
 
 #include <torch/torch.h>
@@ -59,7 +60,9 @@ struct ReducerTrace {
   Clock::time_point backward_end;                  // finalize_backward() was entered
   std::vector<Clock::time_point> bucket_launched;  // handed to the communicator, by bucket
   std::vector<Clock::time_point> bucket_started;   // the backend began the all-reduce, by bucket
-  double wait_seconds = 0;                         // spent waiting for all-reduces after backward
+  // Spent waiting for reductions since zero_grad(): after each reduced backward, and inside
+  // backward where a ZeRO-2 bucket waited for buffers.
+  double wait_seconds = 0;
 };
 
 enum class GradientReduction {
@@ -181,8 +184,9 @@ class Reducer final : public GradientSlots {
     // ZeRO-2: where the reduce-scatter lands (pooled), before it is added into shard_gradient.
     torch::Tensor landing;
     int pool_entry = -1;  // ZeRO-2: the pooled buffers borrowed, or -1
-    // ZeRO-2: one parameter whose values divide into the ranks' blocks, reduced from the gradient
-    // backward made for it (no pooled copy; the all-gather goes into the parameter itself).
+    // ZeRO-2: one parameter alone, whose buffers are its own for one backward (no pool entry the
+    // size of the largest parameter): the gradient backward made for it where that can be sent
+    // as it is, and the all-gather into the parameter itself where no padding is needed.
     bool direct = false;
     bool shard_written = false;  // ZeRO-2: shard_gradient holds this step's sum so far
     double squares = 0;          // ZeRO-1 in shared memory: the sum's sum of squares
@@ -206,7 +210,7 @@ class Reducer final : public GradientSlots {
   void launch_ready_buckets();
   // Waits for bucket `b`'s reduction and puts its result where it belongs (ZeRO-2: added into
   // the shard, the pooled buffers given back).
-  void complete_reduction(size_t b);
+  void complete_reduction(size_t b, bool inside_backward);
   // ZeRO-2: the parameter's slot in its bucket's borrowed buffer, borrowing one if the bucket
   // has none yet; the first gradient of a reduced backward is written there by the pre hook.
   torch::Tensor pooled_slot(size_t param);
@@ -220,6 +224,8 @@ class Reducer final : public GradientSlots {
   // ZeRO-2: a direct bucket's buffer is `gradient` (the whole parameter's, flat).
   void direct_buffers(size_t b, torch::Tensor gradient);
   void all_gather_through_pool();
+  // ZeRO-2: bucket `b`'s all-gather goes straight into its one parameter (no padding).
+  bool gathered_in_place(size_t b) const;
   // ZeRO-1: the global sum of squared gradients, from this rank's blocks and one all-reduce.
   void reduce_gradient_squares();
 

@@ -11,16 +11,23 @@ torch::Tensor Reducer::pooled_slot(size_t param) {
   Bucket& bucket = buckets_[b];
   const torch::Tensor& shape = params_[param].tensor;
   if (bucket.direct) {
-    // Backward made no usable gradient of its own for it: one of the bucket's size, here.
-    if (!bucket.buffer.defined()) direct_buffers(b, torch::empty({shape.numel()}, shape.options()));
-    return bucket.buffer.view(shape.sizes());
+    // Backward's gradient cannot be sent as it is (padding, a wire copy, its layout): a buffer of
+    // the bucket's own for this backward, as large as that gradient, which is then dropped.
+    if (!bucket.buffer.defined()) {
+      const int64_t padded = shards_[b].block * comm_.size();
+      direct_buffers(b, torch::empty({padded}, shape.options()));
+      if (padded > shape.numel()) {
+        bucket.buffer.narrow(0, shape.numel(), padded - shape.numel()).zero_();
+      }
+    }
+    return bucket.buffer.narrow(0, 0, shape.numel()).view(shape.sizes());
   }
   if (bucket.pool_entry < 0) {
     // A full pool waits for the oldest reduction in flight; with none in flight (every lent
     // buffer still filling) it grows instead.
     borrow_buffers(b, [this] {
       if (next_completed_ == next_bucket_) return false;
-      complete_reduction(next_completed_++);
+      complete_reduction(next_completed_++, true);
       return true;
     });
   }
@@ -36,9 +43,11 @@ torch::autograd::variable_list Reducer::pooled_first_gradient(
   const torch::Tensor& incoming = inputs.at(0);
   const size_t b = slots_[param].bucket;
   const torch::Tensor& shape = params_[param].tensor;
-  if (buckets_[b].direct && incoming.defined() && incoming.layout() == torch::kStrided &&
-      incoming.is_contiguous() && incoming.scalar_type() == shape.scalar_type() &&
-      incoming.device() == shape.device() && incoming.numel() == shape.numel()) {
+  if (buckets_[b].direct && shape.numel() % comm_.size() == 0 &&
+      pool_->wire_dtype() == shape.scalar_type() && incoming.defined() &&
+      incoming.layout() == torch::kStrided && incoming.is_contiguous() &&
+      incoming.scalar_type() == shape.scalar_type() && incoming.device() == shape.device() &&
+      incoming.numel() == shape.numel()) {
     // Autograd hands this gradient on and keeps no use of it: it can be sent as it is.
     direct_buffers(b, incoming.detach().view(-1));
     return {torch::Tensor()};
@@ -73,7 +82,11 @@ void Reducer::borrow_buffers(size_t b, const std::function<bool()>& finish_oldes
 
 void Reducer::direct_buffers(size_t b, torch::Tensor gradient) {
   Bucket& bucket = buckets_[b];
-  bucket.landing = torch::empty({shards_[b].block}, gradient.options());
+  const auto wire = gradient.options().dtype(pool_->wire_dtype());
+  bucket.landing = torch::empty({shards_[b].block}, wire);
+  if (pool_->wire_dtype() != gradient.scalar_type()) {
+    bucket.wire = torch::empty({gradient.numel()}, wire);
+  }
   bucket.buffer = std::move(gradient);
 }
 
@@ -92,7 +105,7 @@ void Reducer::all_gather_through_pool() {
   auto finish = [&](size_t b) {
     buckets_[b].work->wait();
     buckets_[b].work.reset();
-    if (buckets_[b].direct) return;  // gathered into the parameter itself
+    if (gathered_in_place(b)) return;
     for (size_t k = 0; k < plan_[b].params.size(); ++k) {
       torch::Tensor param = params_[plan_[b].params[k]].tensor.detach();
       param.view(-1).copy_(buckets_[b].buffer.narrow(0, plan_[b].offsets[k], param.numel()));
@@ -100,17 +113,24 @@ void Reducer::all_gather_through_pool() {
     give_back_buffers(b);
   };
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    if (buckets_[b].direct) {
+    const torch::Tensor& param = params_[plan_[b].params.front()].tensor;
+    if (gathered_in_place(b)) {
       // The parameter holds this rank's updated block already (the optimizer's pieces alias it).
-      const size_t param = plan_[b].params.front();
-      buckets_[b].work = comm_.all_gather_in_place_async(params_[param].tensor.detach().view(-1));
+      buckets_[b].work = comm_.all_gather_in_place_async(param.detach().view(-1));
       continue;
     }
-    borrow_buffers(b, [&] {
-      if (copied == b) return false;  // nothing in flight
-      finish(copied++);
-      return true;
-    });
+    if (buckets_[b].direct) {
+      // A buffer the parameter's size, for this gather only: the ones before it finish first, so
+      // that no two such buffers are held at once.
+      while (copied < b) finish(copied++);
+      buckets_[b].buffer = torch::empty({shards_[b].block * comm_.size()}, param.options());
+    } else {
+      borrow_buffers(b, [&] {
+        if (copied == b) return false;  // nothing in flight
+        finish(copied++);
+        return true;
+      });
+    }
     torch::Tensor own =
         buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
     for (const ShardPiece& piece : shards_[b].pieces) {
@@ -121,6 +141,10 @@ void Reducer::all_gather_through_pool() {
     buckets_[b].work = comm_.all_gather_in_place_async(buckets_[b].buffer);
   }
   while (copied < buckets_.size()) finish(copied++);
+}
+
+bool Reducer::gathered_in_place(size_t b) const {
+  return buckets_[b].direct && plan_[b].numel % comm_.size() == 0;
 }
 
 int64_t Reducer::planned_bytes() const {

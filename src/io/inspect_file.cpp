@@ -11,6 +11,7 @@
 #include "io/metrics_schema.hpp"
 #include "io/metrics_writer.hpp"
 #include "io/predictions_schema.hpp"
+#include "train/straggler_watch.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -86,15 +87,13 @@ void describe_ranks(const H5Node& root, std::ostream& out) {
   const std::vector<std::vector<double>> rows = ranks.read_row_series(metrics_schema::kComputeS);
   out << fmt::format("  /ranks: {} rows", rows.size());
   if (!rows.empty() && !rows.back().empty()) {
-    std::vector<double> last = rows.back();
+    const std::vector<double>& last = rows.back();
     const auto slowest = std::max_element(last.begin(), last.end()) - last.begin();
-    const double slowest_s = last[static_cast<size_t>(slowest)];
-    std::nth_element(last.begin(), last.begin() + static_cast<std::ptrdiff_t>(last.size() / 2),
-                     last.end());
     out << fmt::format(
         " x {} ranks; last row: forward + backward {:.2f} ms per step on the "
         "slowest rank, {}, against the median {:.2f} ms",
-        rows.back().size(), 1e3 * slowest_s, slowest, 1e3 * last[last.size() / 2]);
+        last.size(), 1e3 * last[static_cast<size_t>(slowest)], slowest,
+        1e3 * StragglerWatch::median(last));
   }
   out << "\n";
 }

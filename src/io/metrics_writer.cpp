@@ -205,10 +205,10 @@ std::unique_ptr<MetricsWriter> MetricsWriter::create_or_resume_file(const std::s
 void MetricsWriter::append(const StepRecord& record) {
   const std::vector<double> row = row_of(record);
   for (size_t c = 0; c < train_series_.size(); ++c) train_series_[c].append(row[c]);
-  if (ranks_compute_ &&
-      static_cast<int64_t>(record.rank_compute_s.size()) == ranks_compute_->width()) {
-    ranks_step_->append(static_cast<double>(record.step));
+  if (ranks_compute_) {
+    // A row of the wrong width throws (H5RowSeries::append): /ranks/step stays /train/step.
     ranks_compute_->append(record.rank_compute_s);
+    ranks_step_->append(static_cast<double>(record.step));
   }
   file_.flush();
 }

@@ -47,7 +47,8 @@ std::optional<MemoryNeed> synthetic_data_need(const DataConfig& data, const Data
 
 // Bytes per parameter value a rank holds on the CPU at ZeRO stage `level`: the fp32 weights,
 // the gradients (ZeRO-2: 1/N of them) and the optimizer moments (ZeRO-1 and 2: 1/N of them).
-// Pooled buckets and activations come on top: this is a lower bound.
+// Pooled buckets and activations come on top: this is a lower bound. The weights count whole even
+// where ZeRO shares one copy per node: each rank builds its model in its own memory first.
 double bytes_per_value(const Config& config, int64_t level, int world_size) {
   const double moments =
       config.optim.type == OptimizerType::kAdamW ? 2 : (config.optim.momentum > 0 ? 1 : 0);

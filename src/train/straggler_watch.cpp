@@ -6,16 +6,12 @@
 #include <cmath>
 
 namespace ddpt {
-namespace {
-
-// The median (for an even count, the mean of the middle two).
-double median(std::vector<double> values) {
+double StragglerWatch::median(std::vector<double> values) {
+  if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
-
-}  // namespace
 
 StragglerWatch::StragglerWatch(double factor, std::vector<std::string> hosts)
     : factor_(factor),

@@ -22,6 +22,9 @@ class StragglerWatch {
   // `factor` (dist.straggler_factor) <= 1: nothing is ever named. `hosts`: by rank.
   StragglerWatch(double factor, std::vector<std::string> hosts);
 
+  // The median the ranks are judged against (for an even count, the mean of the middle two).
+  static double median(std::vector<double> values);
+
   // The row ending at step `step`: each rank's forward + backward seconds per step, by rank.
   // Returns the warning lines to print now (one per newly named rank).
   std::vector<std::string> observe(int64_t step, const std::vector<double>& compute_s);

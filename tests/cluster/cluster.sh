@@ -1,6 +1,7 @@
 # Sourced by the tests/cluster/*.sh tests: a private, throw-away SLURM cluster on loopback.
 #
-#   cluster_start one|two   munged + slurmctld + slurmd, one node "n1" or two emulated nodes
+#   cluster_start one|two|three   munged + slurmctld + slurmd, one node "n1" or two or three
+#                                 emulated nodes
 #                           "n1"/"n2" (own UTS namespaces, 127.0.0.2/127.0.0.3), waits until idle
 #   cluster_job TIMEOUT_S SBATCH_ARGS...
 #                           submits with sbatch, polls squeue every 0.2 s until the job has ended
@@ -66,6 +67,16 @@ _free_port() {
   echo "$port"
 }
 
+# _node_count one|two|three: the emulated nodes of a shape.
+_node_count() {
+  case $1 in
+    one) echo 1 ;;
+    two) echo 2 ;;
+    three) echo 3 ;;
+    *) fail "cluster shape '$1': one, two or three" ;;
+  esac
+}
+
 _write_slurm_conf() {
   local shape=$1 ctld_port=$2
   local host
@@ -119,12 +130,14 @@ EOF
     echo "NodeName=n1 NodeAddr=127.0.0.1 Port=$(_free_port) $node_line" >>"$cluster/slurm.conf"
     echo "PartitionName=debug Nodes=n1 Default=YES State=UP" >>"$cluster/slurm.conf"
   else
-    local n
-    for n in 1 2; do
+    local n names=()
+    for n in $(seq "$(_node_count "$shape")"); do
       echo "NodeName=n$n NodeAddr=127.0.0.$((n + 1)) Port=$(_free_port) $node_line" \
         >>"$cluster/slurm.conf"
+      names+=("n$n")
     done
-    echo "PartitionName=debug Nodes=n1,n2 Default=YES State=UP" >>"$cluster/slurm.conf"
+    echo "PartitionName=debug Nodes=$(IFS=,; echo "${names[*]}") Default=YES State=UP" \
+      >>"$cluster/slurm.conf"
   fi
 }
 
@@ -212,7 +225,7 @@ cluster_stop() {
   exit "$rc"
 }
 
-# cluster_start one|two: a running cluster, SLURM_CONF exported for the clients.
+# cluster_start one|two|three: a running cluster, SLURM_CONF exported for the clients.
 cluster_start() {
   local shape=$1 nodes node
   cluster_check_machine
@@ -222,7 +235,9 @@ cluster_start() {
   trap 'exit 130' INT # so that Ctrl-C and kill run the EXIT trap too
   trap 'exit 143' TERM
   mkdir -p "$cluster"/{state,run,log,spool,tmpfs} "$work"
-  [[ $shape == one ]] && nodes=(n1) || nodes=(n1 n2)
+  local n
+  nodes=()
+  for n in $(seq "$(_node_count "$shape")"); do nodes+=("n$n"); done
   for node in "${nodes[@]}"; do mkdir -p "$cluster/tmpfs/$node" "$cluster/spool/$node"; done
   _start_munge
   _write_slurm_conf "$shape" "$(_free_port)"
@@ -240,7 +255,9 @@ cluster_start() {
   # resolves. A hosts file of the cluster's own, mounted over /etc/hosts in each daemon's mount
   # namespace only.
   cp /etc/hosts "$cluster/hosts"
-  [[ $shape == one ]] || printf '127.0.0.2 n1\n127.0.0.3 n2\n' >>"$cluster/hosts"
+  if [[ $shape != one ]]; then
+    for n in "${!nodes[@]}"; do printf '127.0.0.%d %s\n' $((n + 2)) "${nodes[n]}"; done
+  fi >>"$cluster/hosts"
   local with_hosts="mount --bind '$cluster/hosts' /etc/hosts &&"
   unshare --mount -- sh -c "$with_hosts exec slurmctld -D -i -f '$SLURM_CONF'" \
     >"$cluster/log/slurmctld.out" 2>&1 &
@@ -264,7 +281,9 @@ cluster_start() {
   local states i
   for ((i = 0; i < kDaemonStartS * 5; i++)); do
     states=$(sinfo -h -N -o '%N=%T' 2>/dev/null | sort -u | tr '\n' ' ')
-    [[ $states == "n1=idle "* && ($shape == one || $states == *"n2=idle "*) ]] && return 0
+    local idle=1
+    for node in "${nodes[@]}"; do [[ $states == *"$node=idle "* ]] || idle=0; done
+    ((idle)) && return 0
     sleep "$kPollS"
   done
   fail "SLURM nodes not idle after ${kDaemonStartS} s: ${states:-slurmctld not answering}"

@@ -46,4 +46,16 @@ run $limit zero2 --ddp.zero=2 --model.hidden=2500,2500,2500,2500,2500
 [[ $rc -eq 0 ]] || { cat "$work/zero2.txt"; fail "ZeRO-2 under the same limit: exit $rc"; }
 grep -q "ZeRO-2" "$work/zero2.txt" || fail "the ZeRO-2 run's banner does not say ZeRO-2"
 grep "memory  " "$work/zero2.txt"
+# Gradients held under a third of the parameters' bytes (a quarter is the shard; each 25 MB weight
+# is a bucket of its own, reduced from backward's gradient, so the pool holds only small buckets).
+/usr/bin/python3 - "$work/zero2.txt" <<'PY' || fail "ZeRO-2 held too much gradient memory"
+import re, sys
+units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+line = [l for l in open(sys.argv[1]) if re.match(r"\s+memory\s+: parameters .* peak", l)][-1]
+p_value, p_unit, g_value, g_unit = re.search(
+    r"parameters ([\d.]+) (\w+), gradients ([\d.]+) (\w+)", line).groups()
+params, grads = float(p_value) * units[p_unit], float(g_value) * units[g_unit]
+print(f"gradients held {grads / 2**20:.1f} MiB = {grads / params:.2f} of the parameters' bytes")
+sys.exit(0 if grads < params / 3 else 1)
+PY
 echo "without ZeRO refused with exit 6 naming ddp.zero = 1; with ZeRO-2, trained under the limit"
