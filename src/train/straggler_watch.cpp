@@ -26,7 +26,8 @@ std::vector<std::string> StragglerWatch::observe(int64_t step,
   const double typical = median(compute_s);
   if (!(typical > 0)) return lines;  // no steps timed in this row
   for (size_t r = 0; r < compute_s.size(); ++r) {
-    const bool slow = std::isfinite(compute_s[r]) && compute_s[r] > factor_ * typical;
+    const bool slow = std::isfinite(compute_s[r]) && compute_s[r] > factor_ * typical &&
+                      compute_s[r] - typical >= kMinExcessS;
     if (!slow) {
       slow_rows_[r] = 0;
       named_[r] = 0;  // recovered: named again if it relapses

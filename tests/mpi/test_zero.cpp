@@ -107,7 +107,12 @@ void expect_zero_matches_plain(const Config& plain, double tolerance) {
     const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
     const std::string what =
         std::to_string(world_size()) + " ranks, ZeRO-" + std::to_string(level) + " vs plain";
-    expect_same_training(with_zero, without, tolerance, what);
+    // With micro-steps, ZeRO-2 sums each micro-step over the ranks and then the micro-steps,
+    // (a1 + b1) + (a2 + b2), where the others sum each rank's micro-steps first,
+    // (a1 + a2) + (b1 + b2): another rounding by construction. With LibTorch 2.6 the GPT deck's 30
+    // steps ended 1.11e-6 apart at 2 ranks (under 1e-6 with LibTorch 1.13).
+    const double allowed = level == 2 && plain.train.grad_accum > 1 ? 2 * tolerance : tolerance;
+    expect_same_training(with_zero, without, allowed, what);
     expect_state_shared_out(with_zero, without, level, plain.train.ema_decay > 0);
   }
 }

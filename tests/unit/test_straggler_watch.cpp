@@ -55,6 +55,15 @@ TEST(StragglerWatch, NothingBelowTheFactorOrWhenOff) {
   for (int row = 1; row <= 5; ++row) EXPECT_TRUE(off.observe(row, kRank2Slow).empty());
 }
 
+// Steps of a fraction of a millisecond cross the factor by noise alone (seen at 0.3 ms a step):
+// a rank must also be a millisecond slower.
+TEST(StragglerWatch, SubMillisecondDifferencesAreNoise) {
+  StragglerWatch watch(1.2, kHosts);
+  for (int row = 1; row <= 5; ++row) {
+    EXPECT_TRUE(watch.observe(row, {0.0003, 0.0003, 0.0009}).empty());
+  }
+}
+
 TEST(StragglerWatch, TwoRanksCompareWithTheirMean) {
   // With two ranks the median is their mean: 30 ms against 20 is 1.5x.
   StragglerWatch watch(1.2, {"a", "b"});
