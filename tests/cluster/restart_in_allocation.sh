@@ -66,7 +66,9 @@ out=$work/job-$JOB_ID.out
 cat "$out"
 [[ $state == COMPLETED ]] || fail "job $JOB_ID ended ${state:-unknown}"
 [[ $(job_field "$JOB_ID" Restarts) == 0 ]] || fail "the job went back to the queue"
-grep -Eq "step failed \(task 3 on n2: Killed\): restart 1 of 3 inside the allocation, leaving out n2" "$out" ||
+# SLURM 22.05 names the killed task ("task 3 on n2: Killed"); 24.11 every task it ended on that
+# node ("tasks 2-3 on n2: Killed").
+grep -Eq "step failed \(tasks? [0-9,-]+ on n2: Killed\): restart 1 of 3 inside the allocation, leaving out n2" "$out" ||
   fail "the log does not say the restart, its reason and the node left out"
 grep -Eq "ranks +: 4 on 2 node\(s\)" "$run/log.txt" || fail "the restarted run is not 2 x 2"
 resumed_line=$(grep -n "resumed  *: at step" "$run/log.txt" | head -1 | cut -d: -f1)
