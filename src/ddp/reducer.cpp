@@ -395,20 +395,24 @@ void Reducer::all_gather_parameters() {
   torch::NoGradGuard no_grad;
   std::vector<std::shared_ptr<Work>> gathers;
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    // This rank's block of the bucket, from its updated pieces; the padding stays as it is.
-    torch::Tensor own =
-        buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
-    for (const ShardPiece& piece : shards_[b].pieces) {
-      own.narrow(0, piece.block_offset, piece.numel)
-          .copy_(params_[piece.param].tensor.detach().view(-1).narrow(0, piece.param_offset,
-                                                                      piece.numel));
-    }
+    fill_own_block(b);
     gathers.push_back(comm_.all_gather_in_place_async(buckets_[b].buffer));
   }
   // Copies out bucket b while the later buckets are still being gathered.
   for (size_t b = 0; b < buckets_.size(); ++b) {
     gathers[b]->wait();
     for (const size_t i : plan_[b].params) params_[i].tensor.detach().copy_(slots_[i].view);
+  }
+}
+
+void Reducer::fill_own_block(size_t b) {
+  // This rank's block of the bucket, from its updated pieces; the padding stays as it is.
+  torch::Tensor own =
+      buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
+  for (const ShardPiece& piece : shards_[b].pieces) {
+    own.narrow(0, piece.block_offset, piece.numel)
+        .copy_(params_[piece.param].tensor.detach().view(-1).narrow(0, piece.param_offset,
+                                                                    piece.numel));
   }
 }
 

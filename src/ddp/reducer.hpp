@@ -224,6 +224,8 @@ class Reducer final : public GradientSlots {
   // ZeRO-2: a direct bucket's buffer is `gradient` (the whole parameter's, flat).
   void direct_buffers(size_t b, torch::Tensor gradient);
   void all_gather_through_pool();
+  // Before an all-gather of bucket `b`: this rank's updated pieces into its block of the buffer.
+  void fill_own_block(size_t b);
   // ZeRO-2: bucket `b`'s all-gather goes straight into its one parameter (no padding).
   bool gathered_in_place(size_t b) const;
   // ZeRO-1: the global sum of squared gradients, from this rank's blocks and one all-reduce.

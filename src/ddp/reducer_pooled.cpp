@@ -131,13 +131,7 @@ void Reducer::all_gather_through_pool() {
         return true;
       });
     }
-    torch::Tensor own =
-        buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
-    for (const ShardPiece& piece : shards_[b].pieces) {
-      own.narrow(0, piece.block_offset, piece.numel)
-          .copy_(params_[piece.param].tensor.detach().view(-1).narrow(0, piece.param_offset,
-                                                                      piece.numel));
-    }
+    fill_own_block(b);
     buckets_[b].work = comm_.all_gather_in_place_async(buckets_[b].buffer);
   }
   while (copied < buckets_.size()) finish(copied++);
