@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "util/log.hpp"
 
@@ -58,6 +59,7 @@ double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
 
 // What oneDNN got wrong in one case, or nothing. oneDNN must be on when this is called.
 std::optional<std::string> onednn_error(const ConvolutionCase& c, at::Generator& generator) {
+  leave_nan_in_freed_memory();
   const auto options = torch::TensorOptions().dtype(torch::kFloat);
   const torch::Tensor x = at::randn({c.batch, c.in, c.size, c.size}, generator, options);
   const torch::Tensor w = at::randn({c.out, c.in, c.kernel, c.kernel}, generator, options);
@@ -110,6 +112,17 @@ CpuConvolutions check_and_choose() {
 }
 
 }  // namespace
+
+void leave_nan_in_freed_memory() {
+  // Sizes from 64 B to 512 KiB, four of each, all alive at once so that none reuses another's
+  // memory: the buffers of a convolution of a few images fall in that range.
+  std::vector<torch::Tensor> filled;
+  for (int64_t floats = 16; floats <= (int64_t{1} << 17); floats *= 2) {
+    for (int64_t step = 0; step < 4; ++step) {
+      filled.push_back(torch::full({floats + step * floats / 4}, NAN, torch::kFloat));
+    }
+  }
+}
 
 const CpuConvolutions& choose_cpu_convolutions() {
   static const CpuConvolutions chosen = check_and_choose();

@@ -1,13 +1,17 @@
 // main() for tests run under mpirun: owns MPI_Init/Finalize, lets rank 0 print the usual
 // GoogleTest output, makes other ranks print only their failures (prefixed [rank R]), and gives
 // every rank the same exit code (failed anywhere = failed everywhere). The process is tuned as
-// ddptrain tunes itself, so that tests take the same MPI-IO and malloc paths.
+// ddptrain tunes itself, so that tests take the same MPI-IO and malloc paths, and its CPU
+// convolutions are checked as ddptrain checks them before a model runs: where LibTorch's oneDNN
+// computes them wrong (Debian 13's LibTorch 2.6), ddptrain trains on ATen's kernels, and so must
+// the tests (on oneDNN, the CNN's gradients came out NaN in about one run in three).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdio>
 #include <string>
 
+#include "models/cpu_convolutions.hpp"
 #include "runtime/mpi_env.hpp"
 #include "runtime/process_tuning.hpp"
 #include "util/log.hpp"
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   ddpt::init_logging(rank, "test");
   spdlog::set_level(spdlog::level::warn);  // tests print their own findings, not progress
+  ddpt::choose_cpu_convolutions();
   if (rank != 0) {
     auto& listeners = testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

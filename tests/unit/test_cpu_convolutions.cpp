@@ -2,7 +2,8 @@
 // chosen their kernels, against the same convolutions in float64 (ATen's own kernels): outputs
 // and gradients, for the shapes oneDNN 3.7.2 got wrong under Debian 13's LibTorch 2.6 (stride 1,
 // channel counts off its 8- and 16-channel blocks) and for the CNN's usual ones. Each case runs
-// three times: the wrong gradients differed from run to run.
+// three times, each time with NaN left in the allocator's freed memory: the wrong gradients read
+// memory oneDNN never wrote, and were right where it happened to be zero.
 #include <gtest/gtest.h>
 
 #include "models/cpu_convolutions.hpp"
@@ -39,6 +40,7 @@ TEST(CpuConvolutions, MatchFloat64OnceChosen) {
       const torch::Tensor w = torch::randn({c.out, c.in, c.kernel, c.kernel});
       const int64_t out_size = (c.size + 2 * (c.kernel / 2) - c.kernel) / c.stride + 1;
       const torch::Tensor g = torch::randn({c.batch, c.out, out_size, out_size});
+      leave_nan_in_freed_memory();
       const auto got = convolve(c, x, w, g);
       const auto want =
           convolve(c, x.to(torch::kDouble), w.to(torch::kDouble), g.to(torch::kDouble));
