@@ -31,6 +31,8 @@ std::string usage() {
          "                                        tokens dataset as HDF5 (see make-data --help)\n"
          "  inspect FILE                          summarise a metrics, checkpoint or predictions\n"
          "                                        file (verifies checksums; exit 3 if damaged)\n"
+         "  inspect RUN_DIR/flight                after a hang (exit 5): where the ranks' last\n"
+         "                                        collectives part, from their flight records\n"
          "  bench comm [DECK] [...]               time all_reduce, reduce_scatter, all_gather on\n"
          "                                        the deck's backend over message sizes: time,\n"
          "                                        algbw, busbw (see bench --help)\n"

@@ -17,7 +17,8 @@ HostGroup::HostGroup(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
 Watchdog::Scope HostGroup::watch_next(std::string_view what) {
   ++agreements_;
   if (!watchdog_) return {};
-  return watchdog_->watch(fmt::format("{} (agreement #{})", what, agreements_));
+  return watchdog_->watch(fmt::format("{} (agreement #{})", what, agreements_),
+                          {std::string(what), 0, "", "MPI host group"});
 }
 
 int64_t HostGroup::reduce(std::string_view what, int64_t mine, MPI_Op op) {

@@ -6,6 +6,8 @@
 #include <climits>
 #include <exception>
 #include <functional>
+#include <string_view>
+#include <utility>
 
 #include "comm/mpi_half_sum.hpp"
 #include "util/check.hpp"
@@ -13,6 +15,10 @@
 
 namespace ddpt {
 namespace {
+
+// Backends as flight records name them.
+constexpr const char* kMpi = "MPI";
+constexpr const char* kSharedMemory = "MPI shared memory";
 
 MPI_Datatype mpi_type_of(const torch::Tensor& tensor) {
   switch (tensor.scalar_type()) {
@@ -144,28 +150,33 @@ MpiComm::~MpiComm() {
   }
 }
 
-std::shared_ptr<Work> MpiComm::submit_collective(std::string name,
-                                                 std::function<void()> collective) {
+std::shared_ptr<Work> MpiComm::submit_collective(Label label, std::function<void()> collective) {
   auto started = std::make_shared<Clock::time_point>();
   auto done = thread_.submit(
-      [this, started, name = std::move(name), collective = std::move(collective)]() mutable {
+      [this, started, label = std::move(label), collective = std::move(collective)]() mutable {
         *started = Clock::now();
-        const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+        FlightRecorder* recorder = flight();
+        if (recorder) recorder->started(label.flight);
+        const Watchdog::Scope watched = watch(watchdog_, std::move(label.name));
         collective();
+        if (recorder) recorder->completed(label.flight);
       });
   return std::make_shared<MpiWork>(std::move(done), std::move(started));
 }
 
-std::shared_ptr<Work> MpiComm::submit_node_sum(std::string name, const torch::Tensor& tensor,
+std::shared_ptr<Work> MpiComm::submit_node_sum(Label label, const torch::Tensor& tensor,
                                                NodeSumKind kind,
                                                std::function<void(const NodeSum&)> then) {
   // Arrived here, on the caller's thread, so that arrivals follow every rank's program order.
   const NodeSum sum = node_->arrive(tensor, kind);
   auto started = std::make_shared<NodeSumWork::Started>();
-  auto helper = helper_.submit([this, sum, started, name = std::move(name)]() mutable {
+  auto helper = helper_.submit([this, sum, started, label = std::move(label)]() mutable {
     started->mark();
-    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+    FlightRecorder* recorder = flight();
+    if (recorder) recorder->started(label.flight);
+    const Watchdog::Scope watched = watch(watchdog_, std::move(label.name));
     node_->finish(sum);  // stays until every chunk is summed: watched while the sum lasts
+    if (recorder) recorder->completed(label.flight);
   });
   return std::make_shared<NodeSumWork>(*node_, sum, std::move(helper), std::move(started),
                                        std::move(then));
@@ -177,10 +188,13 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
     throw Error("MpiComm::all_reduce: average needs a floating-point tensor", ExitCode::kInternal,
                 Raised::kThisRank);
   }
+  if (std::exchange(skip_next_all_reduce_, false)) {
+    return std::make_shared<MpiWork>(std::future<void>(), std::make_shared<Clock::time_point>());
+  }
   if (node_->owns(tensor)) {
     NodeSumWork::Then then;
     if (op == ReduceOp::kAvg) then = [this, tensor](const NodeSum&) mutable { tensor.div_(size_); };
-    return submit_node_sum(next_collective_name("shared-memory all_reduce", tensor), tensor,
+    return submit_node_sum(next_collective("all_reduce", kSharedMemory, tensor), tensor,
                            NodeSumKind::kAllReduce, std::move(then));
   }
   const MPI_Datatype type = mpi_type_of(tensor);
@@ -189,8 +203,8 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
   // A blocking all-reduce on the communication thread: Open MPI's tuned shared-memory and
   // network algorithms run at full speed, where MPI_Iallreduce (libnbc) progresses only inside
   // MPI_Test calls; measured 8 ms vs 2 ms of exposed wait per step on the scaling MLP.
-  return submit_collective(next_collective_name("all_reduce", tensor), [this, tensor, count, type,
-                                                                        sum, op]() mutable {
+  return submit_collective(next_collective("all_reduce", kMpi, tensor), [this, tensor, count, type,
+                                                                         sum, op]() mutable {
     if (size_ > 1) {
       DDPT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, tensor.data_ptr(), count, type, sum, comm_.get()));
     }
@@ -241,13 +255,13 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_async(torch::Tensor input, torch::
         ExitCode::kInternal, Raised::kThisRank);
   }
   if (node_->owns(input)) {
-    return submit_node_sum(next_collective_name("shared-memory reduce_scatter", input), input,
+    return submit_node_sum(next_collective("reduce_scatter", kSharedMemory, input), input,
                            NodeSumKind::kReduceScatter, copy_out_of_block(*node_, input, output));
   }
   const MPI_Datatype type = mpi_type_of(output);
   const MPI_Op sum = sum_op_of(output);
   checked_count(output);  // a block MPI can count
-  return submit_collective(next_collective_name("reduce_scatter", input),
+  return submit_collective(next_collective("reduce_scatter", kMpi, input),
                            [this, input, output, type, sum]() mutable {
                              if (size_ == 1) {
                                output.copy_(input);
@@ -265,8 +279,7 @@ std::shared_ptr<Work> MpiComm::reduce_scatter_with_squares_async(torch::Tensor i
                 ExitCode::kInternal, Raised::kThisRank);
   }
   return submit_node_sum(
-      next_collective_name("shared-memory reduce_scatter", input), input,
-      NodeSumKind::kReduceScatter,
+      next_collective("reduce_scatter", kSharedMemory, input), input, NodeSumKind::kReduceScatter,
       [this, copy_out = copy_out_of_block(*node_, input, output), squares](const NodeSum& sum) {
         copy_out(sum);
         *squares = node_->squares(sum);
@@ -282,7 +295,7 @@ std::shared_ptr<Work> MpiComm::all_gather_in_place_async(torch::Tensor tensor) {
   const MPI_Datatype type = mpi_type_of(tensor);
   const int count = checked_count(tensor) / size_;
   return submit_collective(
-      next_collective_name("all_gather", tensor), [this, tensor, count, type]() mutable {
+      next_collective("all_gather", kMpi, tensor), [this, tensor, count, type]() mutable {
         if (size_ == 1) return;
         DDPT_CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, tensor.data_ptr(), count,
                                      type, comm_.get()));
@@ -293,10 +306,9 @@ void MpiComm::broadcast(torch::Tensor tensor, int root) {
   require_host_contiguous(tensor, "broadcast");
   const MPI_Datatype type = mpi_type_of(tensor);
   const int count = checked_count(tensor);
-  run_blocking([&, name = next_collective_name("broadcast", tensor)]() mutable {
-    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+  submit_collective(next_collective("broadcast", kMpi, tensor), [&] {
     DDPT_CHECK_MPI(MPI_Bcast(tensor.data_ptr(), count, type, root, comm_.get()));
-  });
+  })->wait();
 }
 
 torch::Tensor MpiComm::all_gather(const torch::Tensor& tensor) {
@@ -307,19 +319,17 @@ torch::Tensor MpiComm::all_gather(const torch::Tensor& tensor) {
   torch::Tensor output = torch::empty(shape, input.options());
   const MPI_Datatype type = mpi_type_of(input);
   const int count = checked_count(input);
-  run_blocking([&, name = next_collective_name("all_gather", input)]() mutable {
-    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+  submit_collective(next_collective("all_gather", kMpi, input), [&] {
     DDPT_CHECK_MPI(
         MPI_Allgather(input.data_ptr(), count, type, output.data_ptr(), count, type, comm_.get()));
-  });
+  })->wait();
   return output;
 }
 
 void MpiComm::barrier() {
-  run_blocking([&, name = fmt::format("MPI barrier #{}", ++collectives_)]() mutable {
-    const Watchdog::Scope watched = watch(watchdog_, std::move(name));
+  submit_collective(next_collective("barrier"), [&] {
     DDPT_CHECK_MPI(MPI_Barrier(comm_.get()));
-  });
+  })->wait();
 }
 
 torch::Tensor MpiComm::allocate_buffer(int64_t numel, const torch::TensorOptions& options) {
@@ -351,11 +361,29 @@ torch::Tensor MpiComm::allocate_common(int64_t numel, const torch::TensorOptions
   return common;
 }
 
-std::string MpiComm::next_collective_name(const char* what, const torch::Tensor& tensor) {
+MpiComm::Label MpiComm::next_collective(const char* operation, const char* backend,
+                                        const torch::Tensor& tensor) {
   ++collectives_;
   if (watchdog_ == nullptr || size_ == 1) return {};  // nobody reads it: keep the step lean
-  return fmt::format("MPI {} #{} ({} x {})", what, collectives_, tensor.numel(),
-                     c10::toString(tensor.scalar_type()));
+  Label label;
+  const char* dtype = c10::toString(tensor.scalar_type());
+  const bool shared = std::string_view(backend) == kSharedMemory;
+  label.name = fmt::format("MPI {}{} #{} ({} x {})", shared ? "shared-memory " : "", operation,
+                           collectives_, tensor.numel(), dtype);
+  if (FlightRecorder* recorder = flight()) {
+    label.flight =
+        recorder->queued(operation, tensor.numel() * tensor.element_size(), dtype, backend);
+  }
+  return label;
+}
+
+MpiComm::Label MpiComm::next_collective(const char* operation) {
+  ++collectives_;
+  if (watchdog_ == nullptr || size_ == 1) return {};
+  Label label;
+  label.name = fmt::format("MPI {} #{}", operation, collectives_);
+  if (FlightRecorder* recorder = flight()) label.flight = recorder->queued(operation, 0, "", kMpi);
+  return label;
 }
 
 void MpiComm::run_blocking(std::function<void()> job) {

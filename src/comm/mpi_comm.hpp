@@ -47,23 +47,37 @@ class MpiComm final : public Communicator, public NodeSharedMemory {
   torch::Tensor allocate_common(int64_t numel, const torch::TensorOptions& options,
                                 const std::string& subject) override;
 
+  // Tests only: this rank leaves out its next all-reduce (no sum, no record, no number), so that
+  // the ranks' collectives part there (the flight analysis's test, DDPTRAIN_TEST_SKIP_COLLECTIVE).
+  void skip_next_all_reduce_for_test() { skip_next_all_reduce_ = true; }
+
  private:
-  // Queues `collective` on the communication thread, watched under `name`; returns its Work.
-  std::shared_ptr<Work> submit_collective(std::string name, std::function<void()> collective);
+  // A collective as the watchdog and the flight recorder know it.
+  struct Label {
+    std::string name;     // "MPI all_reduce #12 (1000 x float)": alike on every rank
+    uint64_t flight = 0;  // its flight record (0: none)
+  };
+  // Queues `collective` on the communication thread, watched under `label`; returns its Work.
+  std::shared_ptr<Work> submit_collective(Label label, std::function<void()> collective);
   // Arrives at a sum of `tensor` (owned by node_) and has the helper thread sum its chunks; the
   // Work sums what is left when waited, then runs `then`.
-  std::shared_ptr<Work> submit_node_sum(std::string name, const torch::Tensor& tensor,
-                                        NodeSumKind kind, std::function<void(const NodeSum&)> then);
+  std::shared_ptr<Work> submit_node_sum(Label label, const torch::Tensor& tensor, NodeSumKind kind,
+                                        std::function<void(const NodeSum&)> then);
   // Runs `job` on the communication thread and waits for it (rethrowing its error).
   void run_blocking(std::function<void()> job);
-  // "MPI all_reduce #12 (1000 x float)": the same text on every rank for the same collective.
-  std::string next_collective_name(const char* what, const torch::Tensor& tensor);
+  // The next collective's label, on the calling thread (so numbers follow program order), and its
+  // flight record: `operation` of `tensor` through `backend` ("MPI", "MPI shared memory").
+  Label next_collective(const char* operation, const char* backend, const torch::Tensor& tensor);
+  // The same for a collective without a tensor ("MPI barrier #3").
+  Label next_collective(const char* operation);
+  FlightRecorder* flight() const { return watchdog_ ? watchdog_->flight() : nullptr; }
 
   MpiCommHandle comm_;
   int rank_ = 0;
   int size_ = 1;
   Watchdog* watchdog_;
-  int64_t collectives_ = 0;              // issued so far, on the calling thread
+  int64_t collectives_ = 0;  // issued so far, on the calling thread
+  bool skip_next_all_reduce_ = false;
   std::unique_ptr<NodeAllReduce> node_;  // all-reduces of buffers in node-shared memory
   // Sums node_'s chunks with the cycles this rank's compute leaves over; destroyed before node_.
   CommThread helper_{CommThread::Priority::kBackground};

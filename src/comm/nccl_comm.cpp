@@ -162,14 +162,23 @@ std::shared_ptr<CudaEvent> NcclComm::finish_collective(const char* what,
   auto done = std::make_shared<CudaEvent>();
   done->record(stream_.get());
   if (watchdog_) {
+    // Launched on the stream now: queued and started at once, as far as the host can tell.
+    FlightRecorder* recorder = watchdog_->flight();
+    const uint64_t flight = recorder
+                                ? recorder->queued(what, tensor.numel() * tensor.element_size(),
+                                                   c10::toString(tensor.scalar_type()), "NCCL")
+                                : 0;
+    if (recorder) recorder->started(flight);
     // Polled from the watchdog's thread, whose current device may be another one.
     watchdog_->watch_until(fmt::format("NCCL {} #{} ({} x {})", what, ++collectives_,
                                        tensor.numel(), c10::toString(tensor.scalar_type())),
-                           [done, device = device_] {
+                           [done, device = device_, recorder, flight] {
                              cudaSetDevice(device);
                              // Any answer but "not ready" ends the watch; errors surface in
                              // the training thread.
-                             return cudaEventQuery(done->get()) != cudaErrorNotReady;
+                             const bool ended = cudaEventQuery(done->get()) != cudaErrorNotReady;
+                             if (ended && recorder) recorder->completed(flight);
+                             return ended;
                            });
   }
   return done;

@@ -13,7 +13,8 @@ StopVote::StopVote(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
 int StopVote::agree(int local_signal) {
   if (size_ == 1) return local_signal;
   ++votes_;
-  const Watchdog::Scope watched = watch(watchdog_, "stop vote #" + std::to_string(votes_));
+  const Watchdog::Scope watched = watch(watchdog_, "stop vote #" + std::to_string(votes_),
+                                        {"stop vote", sizeof(int), "Int", "MPI host group"});
   int agreed = 0;
   DDPT_CHECK_MPI(MPI_Allreduce(&local_signal, &agreed, 1, MPI_INT, MPI_MAX, comm_.get()));
   return agreed;

@@ -27,6 +27,10 @@ constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr auto kAnswerGrace = std::chrono::seconds(3);
 // How long a timed-out rank that is not the reporter waits for the reporter's abort.
 constexpr auto kReporterGrace = std::chrono::seconds(5);
+// Steps whose times the hang rule remembers: the slowest of them sets the pace.
+constexpr size_t kRecentSteps = 50;
+// How long a paced deadline that a rank's phase excused waits before peers are asked again.
+constexpr auto kAskAgain = std::chrono::seconds(1);
 
 // Ends every rank with exit code 5: the device communicators first (so NCCL peers fail instead
 // of hanging), then the MPI job; _Exit if MPI_Abort returns.
@@ -69,19 +73,84 @@ Watchdog::~Watchdog() {
 }
 
 Watchdog::Scope Watchdog::watch(std::string what) {
+  return add_entry(std::move(what), /*phase=*/false);
+}
+
+Watchdog::Scope Watchdog::watch(std::string what, FlightTag tag) {
+  Scope scope = add_entry(std::move(what), /*phase=*/false);
+  if (!flight_ || scope.owner_ == nullptr) return scope;
+  const uint64_t flight = flight_->queued(std::move(tag.operation), tag.bytes, std::move(tag.dtype),
+                                          std::move(tag.backend));
+  flight_->started(flight);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Entry& entry : entries_) {
+    if (entry.id == scope.id_) entry.flight = flight;
+  }
+  return scope;
+}
+
+Watchdog::Scope Watchdog::phase(std::string what) {
+  return add_entry(std::move(what), /*phase=*/true);
+}
+
+Watchdog::Scope Watchdog::add_entry(std::string what, bool phase) {
   if (!thread_.joinable()) return {};  // nothing watches
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t id = next_id_++;
+  const bool paced = !phase && !in_phase();
   entries_.push_back(
-      {id, std::move(what), step_.load(std::memory_order_relaxed), Clock::now(), {}});
+      {id, std::move(what), step_.load(std::memory_order_relaxed), Clock::now(), {}, phase, paced});
   return {this, id};
 }
 
 void Watchdog::watch_until(std::string what, std::function<bool()> done) {
   if (!thread_.joinable()) return;
   std::lock_guard<std::mutex> lock(mutex_);
+  const bool paced = !in_phase();
   entries_.push_back({next_id_++, std::move(what), step_.load(std::memory_order_relaxed),
-                      Clock::now(), std::move(done)});
+                      Clock::now(), std::move(done), false, paced});
+}
+
+void Watchdog::set_hang_rule(double factor, double floor_s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  hang_factor_ = factor;
+  hang_floor_s_ = floor_s;
+}
+
+void Watchdog::step_took(double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (++steps_seen_ <= kWarmupSteps) return;
+  const auto past_warmup = static_cast<size_t>(steps_seen_ - kWarmupSteps - 1);
+  if (recent_steps_.size() < kRecentSteps) {
+    recent_steps_.push_back(seconds);
+  } else {
+    recent_steps_[past_warmup % kRecentSteps] = seconds;
+  }
+}
+
+void Watchdog::record_flights(int64_t capacity) {
+  flight_ = capacity > 0 ? std::make_unique<FlightRecorder>(capacity) : nullptr;
+}
+
+void Watchdog::set_flight_output(std::function<void(const RankFlight&)> write,
+                                 std::function<std::string()> explain) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  write_flight_ = std::move(write);
+  explain_flights_ = std::move(explain);
+}
+
+bool Watchdog::in_phase() const {
+  return std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.phase; });
+}
+
+double Watchdog::paced_deadline() const {
+  if (hang_factor_ <= 0 || recent_steps_.empty()) return timeout_s_;
+  const double slowest = *std::max_element(recent_steps_.begin(), recent_steps_.end());
+  return std::min(timeout_s_, std::max(hang_floor_s_, hang_factor_ * slowest));
+}
+
+double Watchdog::deadline_of(const Entry& entry) const {
+  return entry.paced ? paced_deadline() : timeout_s_;
 }
 
 Watchdog::Scope Watchdog::watch_for_failure(std::string what,
@@ -97,9 +166,12 @@ void Watchdog::unwatch(uint64_t id) {
   // Under the lock that first_failure() holds while it asks: once this returns, the check is not
   // running and never runs again, so its owner may go.
   std::lock_guard<std::mutex> lock(mutex_);
-  entries_.erase(
-      std::remove_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; }),
-      entries_.end());
+  const auto ended =
+      std::remove_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; });
+  for (auto e = ended; e != entries_.end(); ++e) {
+    if (e->flight != 0 && flight_) flight_->completed(e->flight);
+  }
+  entries_.erase(ended, entries_.end());
   failure_checks_.erase(std::remove_if(failure_checks_.begin(), failure_checks_.end(),
                                        [id](const FailureCheck& c) { return c.id == id; }),
                         failure_checks_.end());
@@ -113,7 +185,46 @@ void Watchdog::loop() {
     }
     answer_queries();
     if (const auto failed = first_failure()) on_failure(failed->first, failed->second);
-    if (const std::optional<Entry> expired = first_expired()) on_timeout(*expired);
+    if (const std::optional<Entry> expired = first_expired()) {
+      if (!expired->paced) silent_.clear();  // wait for every rank's answer
+      if (!expired->paced || confirmed_hang(*expired)) on_timeout(*expired);
+    }
+  }
+}
+
+bool Watchdog::confirmed_hang(const Entry& entry) {
+  if (seconds_since(entry.since) > timeout_s_) return true;  // the ceiling, whatever others do
+  const std::vector<std::optional<Answer>> answers = ask_every_rank(Query::kWhere);
+  silent_.assign(static_cast<size_t>(size_), false);
+  for (int r = 0; r < size_; ++r)
+    silent_[static_cast<size_t>(r)] = r != rank_ && !answers[static_cast<size_t>(r)];
+  const bool excused = std::any_of(answers.begin(), answers.end(),
+                                   [](const auto& answer) { return answer && answer->in_phase; });
+  if (!excused) return true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  hang_asked_ = Clock::now();
+  return false;
+}
+
+void Watchdog::write_flight() {
+  if (!flight_ || flight_written_.exchange(true)) return;
+  std::function<void(const RankFlight&)> write;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    write = write_flight_;
+  }
+  if (!write) return;
+  RankFlight flight;
+  flight.rank = rank_;
+  flight.host = hosts_[static_cast<size_t>(rank_)];
+  flight.step = step_.load(std::memory_order_relaxed);
+  flight.written_s = FlightRecorder::now_s();
+  flight.records = flight_->records();
+  try {
+    write(flight);
+  } catch (const std::exception& e) {
+    write_stderr_line(fmt::format("{} ddptrain: warning: flight records not written: {}",
+                                  process_tag(), e.what()));
   }
 }
 
@@ -123,8 +234,11 @@ std::optional<Watchdog::Entry> Watchdog::first_expired() {
   entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
                                 [](const Entry& e) { return e.done && e.done(); }),
                  entries_.end());
+  const bool asked_lately = Clock::now() - hang_asked_ < kAskAgain;
   for (const Entry& entry : entries_) {
-    if (seconds_since(entry.since) > timeout_s_) return entry;
+    const double seconds = seconds_since(entry.since);
+    if (entry.paced && asked_lately && seconds <= timeout_s_) continue;
+    if (seconds > deadline_of(entry)) return entry;
   }
   return std::nullopt;
 }
@@ -138,15 +252,16 @@ std::optional<std::pair<std::string, std::string>> Watchdog::first_failure() {
   return std::nullopt;
 }
 
-// First line "EXPIRED STEP", then one line per phase: "SECONDS<TAB>WHAT".
+// First line "EXPIRED STEP", then one line per watched entry: "SECONDS<TAB>KIND<TAB>WHAT", KIND
+// p for a phase, c for a collective.
 std::string Watchdog::status_text() {
   std::lock_guard<std::mutex> lock(mutex_);
   bool expired = false;
   std::string phases;
   for (const Entry& entry : entries_) {
     const double seconds = seconds_since(entry.since);
-    expired = expired || seconds > timeout_s_;
-    phases += fmt::format("{:.1f}\t{}\n", seconds, entry.what);
+    expired = expired || seconds > deadline_of(entry);
+    phases += fmt::format("{:.1f}\t{}\t{}\n", seconds, entry.phase ? 'p' : 'c', entry.what);
   }
   return fmt::format("{} {}\n{}", expired ? 1 : 0, step_.load(std::memory_order_relaxed), phases);
 }
@@ -161,8 +276,10 @@ void Watchdog::answer_queries() {
         !pending) {
       return;
     }
-    char ignored = 0;
-    MPI_Recv(&ignored, 1, MPI_CHAR, status.MPI_SOURCE, kQueryTag, comm_.get(), MPI_STATUS_IGNORE);
+    char query = 0;
+    MPI_Recv(&query, 1, MPI_CHAR, status.MPI_SOURCE, kQueryTag, comm_.get(), MPI_STATUS_IGNORE);
+    // Written before answering: the asker reads the flight files once the answers are in.
+    if (query == static_cast<char>(Query::kWhereAndWriteFlight)) write_flight();
     const std::string text = status_text();
     MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, status.MPI_SOURCE, kAnswerTag,
              comm_.get());
@@ -180,27 +297,33 @@ Watchdog::Answer Watchdog::parse_answer(int rank, const std::string& text) {
   std::getline(in, line);  // rest of the first line
   while (std::getline(in, line)) {
     const auto tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    answer.phases.emplace_back(std::stod(line.substr(0, tab)), line.substr(tab + 1));
+    if (tab == std::string::npos || tab + 3 > line.size()) continue;
+    const double seconds = std::stod(line.substr(0, tab));
+    answer.in_phase = answer.in_phase || line[tab + 1] == 'p';
+    answer.phases.emplace_back(seconds, line.substr(tab + 3));
   }
   return answer;
 }
 
-std::vector<std::optional<Watchdog::Answer>> Watchdog::ask_every_rank() {
-  // A stopped or dead rank never answers. (The sends are freed, not waited for: their buffer is
-  // static.)
-  static const char query = 0;
+std::vector<std::optional<Watchdog::Answer>> Watchdog::ask_every_rank(Query query) {
+  // A stopped or dead rank never answers. (The sends are freed, not waited for: their buffers
+  // are static.)
+  static const char kQueries[] = {static_cast<char>(Query::kWhere),
+                                  static_cast<char>(Query::kWhereAndWriteFlight)};
+  const char* sent = &kQueries[query == Query::kWhere ? 0 : 1];
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     MPI_Request request;
-    if (MPI_Isend(&query, 1, MPI_CHAR, r, kQueryTag, comm_.get(), &request) == MPI_SUCCESS) {
+    if (MPI_Isend(sent, 1, MPI_CHAR, r, kQueryTag, comm_.get(), &request) == MPI_SUCCESS) {
       MPI_Request_free(&request);
     }
   }
   std::vector<std::optional<Answer>> answers(static_cast<size_t>(size_));
   int answered = 1;
+  // Ranks silent when last asked are not waited for again (they may still answer).
+  const auto expected = static_cast<int>(size_ - std::count(silent_.begin(), silent_.end(), true));
   const Clock::time_point asked = Clock::now();
-  while (answered < size_ && Clock::now() - asked < kAnswerGrace) {
+  while (answered < expected && Clock::now() - asked < kAnswerGrace) {
     answer_queries();  // other timed-out ranks are asking too
     int pending = 0;
     MPI_Status status;
@@ -222,7 +345,8 @@ std::vector<std::optional<Watchdog::Answer>> Watchdog::ask_every_rank() {
 }
 
 void Watchdog::on_timeout(const Entry& entry) {
-  const std::vector<std::optional<Answer>> answers = ask_every_rank();
+  write_flight();
+  const std::vector<std::optional<Answer>> answers = ask_every_rank(Query::kWhereAndWriteFlight);
   // One full report, from the lowest timed-out rank that others heard from; the rest say one
   // line, and abort anyway if that rank's abort does not reach them.
   int reporter = rank_;
@@ -233,13 +357,25 @@ void Watchdog::on_timeout(const Entry& entry) {
     }
   }
   if (reporter == rank_) {
-    const std::string text = report(entry, answers);
+    std::string text = report(entry, answers);
+    std::function<std::string()> explain;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      explain = explain_flights_;
+    }
+    if (explain) {
+      try {
+        text += "\n" + explain();
+      } catch (const std::exception& e) {
+        text += fmt::format("\nflight records not analysed: {}", e.what());
+      }
+    }
     write_stderr_line(text);
     log_to_file_only(text);  // run.dir/log.txt, where rank 0 keeps it
   } else {
-    write_stderr_line(fmt::format(
-        "{} ddptrain: error: '{}' at step {} timed out (dist.timeout_s = {:g}); rank {} reports",
-        process_tag(), entry.what, entry.step, timeout_s_, reporter));
+    write_stderr_line(fmt::format("{} ddptrain: error: '{}' at step {} {}; rank {} reports",
+                                  process_tag(), entry.what, entry.step, deadline_text(entry),
+                                  reporter));
     std::this_thread::sleep_for(kReporterGrace);
   }
   abort_job();
@@ -254,12 +390,25 @@ void Watchdog::on_failure(const std::string& what, const std::string& failure) {
   abort_job();
 }
 
+std::string Watchdog::deadline_text(const Entry& entry) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const double deadline = deadline_of(entry);
+  if (!entry.paced || deadline >= timeout_s_) {
+    return fmt::format("did not complete within dist.timeout_s = {:g} s", timeout_s_);
+  }
+  const double slowest = *std::max_element(recent_steps_.begin(), recent_steps_.end());
+  return fmt::format(
+      "did not complete within {:.1f} s (dist.hang_factor = {:g} x the slowest recent step, "
+      "{:.3f} s; at least dist.hang_floor_s = {:g} s)",
+      deadline, hang_factor_, slowest, hang_floor_s_);
+}
+
 std::string Watchdog::report(const Entry& entry,
-                             const std::vector<std::optional<Answer>>& answers) const {
-  std::string text = fmt::format(
-      "{} ddptrain: error: collective timed out: '{}' at step {} did not complete within "
-      "dist.timeout_s = {:g} s",
-      process_tag(), entry.what, entry.step, timeout_s_);
+                             const std::vector<std::optional<Answer>>& answers) {
+  const bool hung = entry.paced && seconds_since(entry.since) <= timeout_s_;
+  std::string text =
+      fmt::format("{} ddptrain: error: collective {}: '{}' at step {} {}", process_tag(),
+                  hung ? "hung" : "timed out", entry.what, entry.step, deadline_text(entry));
   std::vector<int> waiting{rank_};
   std::string missing;
   std::vector<int> missing_ranks;

@@ -127,6 +127,11 @@ struct DistConfig {
   // A rank this much slower than the median in forward + backward, 3 metrics rows running, is
   // named (train/straggler_watch.hpp); <= 1: never.
   double straggler_factor = 1.2;
+  // A training collective still waiting after hang_factor x the slowest recent step (at least
+  // hang_floor_s) is a hang (comm/watchdog.hpp); 0: only timeout_s.
+  double hang_factor = 5;
+  double hang_floor_s = 30;
+  int64_t flight_records = 256;  // collectives each rank remembers for a hang's analysis
 };
 
 struct LogConfig {

@@ -23,6 +23,14 @@ struct LaunchEnvironment {
   // (DDPTRAIN_TEST_SLOW_RANK=R:MS; the straggler warning's test). -1: no rank.
   int test_slow_rank = -1;
   double test_slow_ms = 0;
+  // Tests only: rank test_slow_phase_rank sleeps test_slow_phase_ms inside each evaluation and
+  // checkpoint write (DDPTRAIN_TEST_SLOW_PHASES=R:MS; the hang rule's no-false-alarm test).
+  int test_slow_phase_rank = -1;
+  double test_slow_phase_ms = 0;
+  // Tests only: rank test_skip_rank leaves out its first all-reduce of step test_skip_step
+  // (DDPTRAIN_TEST_SKIP_ALL_REDUCE=R:STEP; the flight analysis's test).
+  int test_skip_rank = -1;
+  int64_t test_skip_step = 0;
 };
 
 LaunchEnvironment read_launch_environment();

@@ -228,6 +228,19 @@ OptionTable make_table(Config& c) {
            "metrics rows running, is named in a warning line (once; again if it recovers and "
            "relapses); 0 = never",
            off_or_above(1))
+      .add("dist.hang_factor", &c.dist.hang_factor,
+           "after the first 3 steps, a training collective still waiting after this many times "
+           "the slowest recent step (at least dist.hang_floor_s) is a hang: exit code 5, with "
+           "each live rank's flight records in run.dir/flight and their analysis, unless a rank "
+           "is writing or reading a checkpoint or evaluating (those wait up to dist.timeout_s); "
+           "0 = dist.timeout_s only",
+           off_or_above(1))
+      .add("dist.hang_floor_s", &c.dist.hang_floor_s,
+           "the shortest wait dist.hang_factor may call a hang, in seconds", positive())
+      .add("dist.flight_records", &c.dist.flight_records,
+           "collectives each rank remembers (sequence number, operation, bytes, times, state) "
+           "for the analysis of a hang; 0 = none",
+           at_least(0))
       .add("log.every", &c.log.every, "steps between progress lines (and metrics.h5 rows)",
            at_least(1))
       .add_choice(

@@ -46,10 +46,11 @@ void silence_hdf5_error_printing();
 }  // namespace ddpt
 
 // Evaluates `call` once; returns its value (an hid_t or herr_t) when it is not negative. Checks
-// the one-thread-at-a-time rule of h5/h5_lock.hpp first.
+// the one-thread-at-a-time rule of h5/h5_lock.hpp first, then holds the HDF5 lock for the call.
 #define DDPT_CHECK_H5(call)                                                             \
   ([&]() {                                                                              \
     ::ddpt::expect_hdf5_lock(#call);                                                    \
+    const ::ddpt::Hdf5Lock ddpt_h5_lock_;                                               \
     const auto ddpt_h5_result_ = (call);                                                \
     if (ddpt_h5_result_ < 0) ::ddpt::detail::throw_h5_error(#call, __FILE__, __LINE__); \
     return ddpt_h5_result_;                                                             \

@@ -36,6 +36,7 @@ class H5Id {
   void reset() noexcept {
     if (id_ < 0) return;
     expect_hdf5_lock("H5Idec_ref");
+    const Hdf5Lock lock;
     H5Idec_ref(id_);  // destructors never throw; a failed close is not actionable
     id_ = H5I_INVALID_HID;
   }

@@ -1,8 +1,10 @@
 #include "h5/h5_lock.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "util/stderr_line.hpp"
 
@@ -23,6 +25,21 @@ Hdf5Lock::Hdf5Lock() {
 }
 
 Hdf5Lock::~Hdf5Lock() {
+  --locks_held;
+  hdf5_mutex().unlock();
+}
+
+Hdf5TryLock::Hdf5TryLock(double wait_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  while (!(owns_ = hdf5_mutex().try_lock())) {
+    if (std::chrono::steady_clock::now() >= until) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ++locks_held;
+}
+
+Hdf5TryLock::~Hdf5TryLock() {
+  if (!owns_) return;
   --locks_held;
   hdf5_mutex().unlock();
 }

@@ -11,6 +11,11 @@
 // writers; those can always proceed, since a training thread holds the lock only around
 // independent operations that finish on their own (never around an MPI collective).
 //
+// Besides, every checked HDF5 call (DDPT_CHECK_H5) and every H5Id release holds the lock for
+// its own duration, as HDF5's thread-safe build would: so a thread that uses HDF5 rarely and
+// outside this rule (the watchdog writing a flight file while the job hangs,
+// comm/flight_recorder.hpp) takes Hdf5TryLock and is then alone in HDF5.
+//
 // The rule is checked: while an Hdf5SharedScope exists (a background write is in flight), every
 // call made through DDPT_CHECK_H5 and every H5Id release must come from a thread that holds the
 // lock, or the process aborts naming the call. A missed lock otherwise shows only as a rare
@@ -30,6 +35,21 @@ class Hdf5Lock {
   ~Hdf5Lock();
   Hdf5Lock(const Hdf5Lock&) = delete;
   Hdf5Lock& operator=(const Hdf5Lock&) = delete;
+};
+
+// Holds hdf5_mutex() for its scope if it could take it within `wait_s` seconds (owns() says
+// whether it did): a thread that must not wait forever for a thread blocked in a collective HDF5
+// write (MPI-IO) waiting for a stopped rank.
+class Hdf5TryLock {
+ public:
+  explicit Hdf5TryLock(double wait_s);
+  ~Hdf5TryLock();
+  bool owns() const { return owns_; }
+  Hdf5TryLock(const Hdf5TryLock&) = delete;
+  Hdf5TryLock& operator=(const Hdf5TryLock&) = delete;
+
+ private:
+  bool owns_ = false;
 };
 
 // For its lifetime, a second thread uses HDF5: unlocked HDF5 calls are bugs (see above).

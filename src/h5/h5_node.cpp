@@ -4,6 +4,7 @@
 #include "h5/h5_group.hpp"
 #include "h5/h5_row_series.hpp"
 #include "h5/h5_series.hpp"
+#include "h5/h5_strings.hpp"
 #include "h5/h5_tensor.hpp"
 
 namespace ddpt {
@@ -86,6 +87,14 @@ torch::Tensor H5Node::read_tensor_part(const std::string& name, int64_t first,
 
 torch::Tensor H5Node::read_tensor(const std::string& name) const {
   return ddpt::read_tensor(id_.get(), name);
+}
+
+void H5Node::write_strings(const std::string& name, const std::vector<std::string>& values) const {
+  ddpt::write_strings(id_.get(), name, values);
+}
+
+std::vector<std::string> H5Node::read_strings(const std::string& name) const {
+  return ddpt::read_strings(id_.get(), name);
 }
 
 }  // namespace ddpt

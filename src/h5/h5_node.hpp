@@ -55,6 +55,9 @@ class H5Node : public H5Object {
                          const torch::Tensor& part) const;
   torch::Tensor read_tensor_part(const std::string& name, int64_t first, int64_t count) const;
   torch::Tensor read_tensor(const std::string& name) const;
+  // Columns of text (h5_strings.hpp).
+  void write_strings(const std::string& name, const std::vector<std::string>& values) const;
+  std::vector<std::string> read_strings(const std::string& name) const;
 
  protected:
   using H5Object::H5Object;

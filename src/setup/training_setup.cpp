@@ -5,6 +5,7 @@
 #include "comm/make_communicator.hpp"
 #include "models/cpu_convolutions.hpp"
 #include "models/make_model.hpp"
+#include "setup/hang_watch.hpp"
 #include "setup/memory_check.hpp"
 #include "train/batch_size_search.hpp"
 #include "util/error.hpp"
@@ -68,9 +69,11 @@ void make_run_and_files(TrainingSetup& setup) {
   RunParts parts{*setup.comm,       *setup.world.group,   *setup.model,
                  *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
   parts.forbid_host_sync = setup.job.launch.test_no_host_sync;
-  if (setup.job.launch.test_slow_rank == setup.comm->rank()) {
-    parts.slow_step_s = setup.job.launch.test_slow_ms / 1e3;
-  }
+  const LaunchEnvironment& launch = setup.job.launch;
+  const int rank = setup.comm->rank();
+  if (launch.test_slow_rank == rank) parts.slow_step_s = launch.test_slow_ms / 1e3;
+  if (launch.test_slow_phase_rank == rank) parts.slow_phase_s = launch.test_slow_phase_ms / 1e3;
+  if (launch.test_skip_rank == rank) parts.skip_all_reduce_at_step = launch.test_skip_step;
   setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.
@@ -82,7 +85,7 @@ void make_run_and_files(TrainingSetup& setup) {
   setup.resume_path = setup.files->checkpoint_to_resume();
   if (setup.resume_path.empty()) return;
   const Watchdog::Scope watched =
-      setup.world.watchdog->watch("checkpoint read of " + setup.resume_path);
+      setup.world.watchdog->phase("checkpoint read of " + setup.resume_path);
   setup.resume_step = setup.files->load(setup.resume_path);
   setup.run->resume_at(setup.resume_step);
 }
@@ -96,6 +99,7 @@ std::unique_ptr<TrainingSetup> set_up_training(
   check_one_rank_per_gpu(setup->job);
   warn_of_cpu_convolution_problem(setup->job);
   setup->world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
+  watch_for_hangs(*setup->world.watchdog, config, setup->job.topology.world_size);
   if (config.train.deterministic) make_deterministic();
   setup->comm = make_communicator(config.ddp.backend, setup->job.device.device, MPI_COMM_WORLD,
                                   setup->world.watchdog.get());

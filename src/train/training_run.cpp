@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
+#include "comm/mpi_comm.hpp"
 #include "config/batch_size.hpp"
 #include "train/no_host_sync.hpp"
 #include "util/host_read.hpp"
@@ -45,6 +48,8 @@ TrainingRun::TrainingRun(const Config& config, const RunParts& parts)
       val_(parts.val),
       watchdog_(parts.watchdog),
       forbid_host_sync_(parts.forbid_host_sync),
+      slow_phase_s_(parts.slow_phase_s),
+      skip_all_reduce_at_step_(parts.skip_all_reduce_at_step),
       stop_vote_(parts.group.comm(), parts.watchdog),
       sampler_(sampler_spec(config, parts.comm, parts.train.size())),
       trainer_(config, parts.comm, parts.model, parts.train),
@@ -85,12 +90,17 @@ RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>
     meter_.begin_step(step);
     // Reports name the step in progress; the stop vote and checkpoint of step k belong to step k.
     if (watchdog_) watchdog_->set_step(step + 1);
+    apply_test_hooks_at(step);
     PhaseLaps laps = meter_.laps();
     std::optional<torch::Tensor> loss;
+    const Stopwatch step_time;
     {
       const NoHostSync no_sync(forbid_host_sync_, comm_.device());
       loss = trainer_.step(step, batches, laps, meter_.window().skipped_total);
     }
+    // The pace a hang is measured against (comm/watchdog.hpp); a GPU step's time as the host
+    // sees it, which a step that waits for its collectives includes.
+    if (watchdog_) watchdog_->step_took(step_time.seconds());
     const int64_t done = step + 1;
     meter_.end_step(done, loss, laps, trainer_.comm_wait_s());
     steps_done_ = done;
@@ -148,8 +158,17 @@ void TrainingRun::write_row(int64_t done, RunOutput& output) {
   meter_.show_row(record);
 }
 
+void TrainingRun::apply_test_hooks_at(int64_t step) {
+  if (skip_all_reduce_at_step_ != step + 1) return;
+  if (auto* mpi = dynamic_cast<MpiComm*>(&comm_)) mpi->skip_next_all_reduce_for_test();
+}
+
+void TrainingRun::sleep_in_phase_for_test() const {
+  if (slow_phase_s_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(slow_phase_s_));
+}
+
 void TrainingRun::wait_for_background_write(RunOutput& output, RunResult& result) {
-  const Watchdog::Scope watched = watch(watchdog_, "background checkpoint write");
+  const Watchdog::Scope watched = watch_phase(watchdog_, "background checkpoint write");
   const std::optional<CheckpointWritten> written = output.wait_for_checkpoint();
   if (!written) return;
   result.checkpoints.write_s += written->write_s;
@@ -165,8 +184,13 @@ bool TrainingRun::checkpoint_due(int64_t done) const {
 EvalResult TrainingRun::run_evaluation(int64_t done, RunOutput& output, RunResult& result) {
   EvalResult evaluated;
   {
-    const EmaWeightsInUse averaged = trainer_.averaged_weights();
-    evaluated = evaluate(trainer_.model(), *val_, comm_, eval_batch_);
+    const Watchdog::Scope watched =
+        watch_phase(watchdog_, fmt::format("evaluation at step {}", done));
+    {
+      const EmaWeightsInUse averaged = trainer_.averaged_weights();
+      evaluated = evaluate(trainer_.model(), *val_, comm_, eval_batch_);
+    }
+    sleep_in_phase_for_test();
   }
   output.record_eval(done, evaluated);
   if (!result.best_eval || evaluated.loss < result.best_eval->first.loss) {
@@ -221,8 +245,9 @@ void TrainingRun::write_checkpoint(int64_t done, std::optional<double> eval_loss
   wait_for_background_write(output, result);  // one write at a time
   const double waited_s = stalled.seconds();
   const Watchdog::Scope watched =
-      watch(watchdog_, fmt::format("checkpoint write at step {}", done));
+      watch_phase(watchdog_, fmt::format("checkpoint write at step {}", done));
   const CheckpointWritten written = output.checkpoint(done, sampler_.epoch_of(done - 1), eval_loss);
+  sleep_in_phase_for_test();
   const double stall_s = stalled.seconds();
   result.last_checkpoint = written.path;
   ++result.checkpoints.count;

@@ -68,6 +68,13 @@ struct RunParts {
   bool forbid_host_sync = false;
   // Tests (DDPTRAIN_TEST_SLOW_RANK=R:MS): this rank sleeps this long in each step's forward.
   double slow_step_s = 0;
+  // Tests (DDPTRAIN_TEST_SLOW_PHASES=R:MS): this rank sleeps this long at the end of each
+  // evaluation and each checkpoint write, still inside it, while the other ranks go on to the next
+  // step's collectives and wait there (no hang may be called meanwhile).
+  double slow_phase_s = 0;
+  // Tests (DDPTRAIN_TEST_SKIP_ALL_REDUCE=R:STEP): this rank leaves out its first all-reduce of
+  // step STEP (an MPI communicator's), so that the ranks hang in different collectives. 0: none.
+  int64_t skip_all_reduce_at_step = 0;
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the
@@ -112,6 +119,9 @@ class TrainingRun : public Checkpointed {
                         RunResult& result);
   // Collective: waits for a background checkpoint write and accounts for it.
   void wait_for_background_write(RunOutput& output, RunResult& result);
+  // Tests: the hooks of RunParts, at the start of step `step` (0-based) and inside a phase.
+  void apply_test_hooks_at(int64_t step);
+  void sleep_in_phase_for_test() const;
 
   const Config& config_;
   Communicator& comm_;
@@ -120,6 +130,8 @@ class TrainingRun : public Checkpointed {
   const Dataset* val_;
   Watchdog* watchdog_;
   bool forbid_host_sync_;
+  double slow_phase_s_;              // tests: see RunParts
+  int64_t skip_all_reduce_at_step_;  // tests: see RunParts
   StopVote stop_vote_;
   DistributedSampler sampler_;
   Trainer trainer_;

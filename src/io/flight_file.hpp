@@ -1,0 +1,26 @@
+// A rank's flight records (comm/flight_recorder.hpp) as run.dir/flight/rank_NNNNN.h5, written by
+// the rank itself when a hang ends the job, and read back by the reporting rank and by
+// `ddptrain inspect run.dir/flight`. Format: share/doc/ddptrain/file-formats.md, "flight".
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "comm/flight_analysis.hpp"
+
+namespace ddpt {
+
+std::filesystem::path flight_file_path(const std::filesystem::path& directory, int rank);
+// Written under a staging name and renamed into place (io/staged_file.hpp): a reader sees a whole
+// file or none. `world_size`: the job's ranks.
+void write_flight_file(const std::filesystem::path& directory, const RankFlight& flight,
+                       int world_size);
+// Every rank_*.h5 in `directory`, by rank; `world_size` from the files (DataError when they
+// disagree, or when there is none).
+std::vector<RankFlight> read_flight_directory(const std::filesystem::path& directory,
+                                              int& world_size);
+// Whether `directory` holds flight files (what `inspect` asks of a directory).
+bool is_flight_directory(const std::filesystem::path& directory);
+
+}  // namespace ddpt

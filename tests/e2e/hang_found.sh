@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Hangs found by the pace of training (dist.hang_factor, dist.hang_floor_s) and explained by the
+# ranks' flight records (run.dir/flight, `ddptrain inspect`). At 3 ranks:
+#  1. SIGSTOP to rank 1 after the warm-up, default settings: exit code 5 within
+#     max(dist.hang_floor_s = 30 s, 5 x the step time) + 10 s (the rule under test: without it,
+#     dist.timeout_s = 600 s would end the job), flight files from ranks 0 and 2 and none from
+#     rank 1, and an analysis that names rank 1, the collective's number and its operation; the
+#     same analysis from `ddptrain inspect run.dir/flight`.
+#  2. Rank 1 leaves out one bucket's all-reduce (DDPTRAIN_TEST_SKIP_ALL_REDUCE=1:8): the analysis
+#     names the first number where the ranks' collectives differ, and both collectives.
+#  3. No false alarm with a hang floor of 0.3 s: rank 0 sleeps 3 s inside each evaluation and
+#     each checkpoint write (DDPTRAIN_TEST_SLOW_PHASES=0:3000, 1000 x a step), while the others
+#     wait for it; then the run resumes from its checkpoint and goes on.
+# Usage: hang_found.sh MPIEXEC DDPTRAIN DECK
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+
+launcher=
+stopped=
+trap '[[ -n $stopped ]] && kill -KILL $stopped 2>/dev/null; [[ -n $launcher ]] && kill -KILL $launcher 2>/dev/null; rm -rf "$work"' EXIT
+
+# wait_for_line FILE PATTERN SECONDS: true once FILE has a line matching PATTERN.
+wait_for_line() {
+  local deadline=$((SECONDS + $3))
+  until grep -q "$2" "$1" 2>/dev/null; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
+# 1. A stopped rank, default settings.
+"$mpiexec" -np 3 --oversubscribe --bind-to none "$ddptrain" train "$deck" --run.dir="$work/stop" \
+  --train.steps=1000000 --checkpoint.every=0 --log.every=100 --log.progress=lines \
+  >"$work/stop.txt" 2>&1 &
+launcher=$!
+wait_for_line "$work/stop.txt" "step \+300/" 120 || fail "training did not reach step 300: $(tail -5 "$work/stop.txt")"
+stopped=$(rank_pid "$launcher" 1) || fail "no rank 1"
+kill -STOP "$stopped"
+start=$SECONDS
+wait "$launcher"
+rc=$?
+launcher=
+took=$((SECONDS - start))
+echo "stopped rank: exit code $rc after $took s"
+grep -A12 "collective hung" "$work/stop.txt" | grep -v "^--"
+[[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/stop.txt")"
+((took <= 30 + 10)) || fail "took $took s: more than dist.hang_floor_s (30 s) + 10 s"
+grep -q "collective hung: '.*' at step [0-9]* did not complete within 30.0 s (dist.hang_factor = 5 x the slowest recent step" \
+  "$work/stop.txt" || fail "the report does not say the hang rule found it"
+[[ -f $work/stop/flight/rank_00000.h5 && -f $work/stop/flight/rank_00002.h5 ]] ||
+  fail "no flight files from the live ranks 0 and 2: $(ls "$work/stop/flight" 2>&1)"
+# The report's analysis (the stopped rank may write its file later, if Open MPI wakes it with
+# SIGCONT before ending it; inspect then shows that too).
+grep -qF "flight records of rank(s) 0, 2 of 3; no file from rank(s) 1 (stopped" "$work/stop.txt" ||
+  fail "the report's analysis does not name rank 1 as the one without records"
+part=$(grep -oE "^collective #[0-9]+ is where the ranks part:$" "$work/stop.txt") ||
+  fail "the report's analysis names no collective"
+grep -qE "^  rank 0 \($(hostname), step [0-9]+\): #[0-9]+ [a-z_ ']+ of [0-9]+ B .*: started, not completed" \
+  "$work/stop.txt" || fail "the analysis does not show rank 0's operation, waiting"
+grep -qF "ranks with no record, so not known to have reached #" "$work/stop.txt" ||
+  fail "the analysis does not name rank 1 at that collective"
+"$ddptrain" inspect "$work/stop/flight" >"$work/stop_inspect.txt" 2>&1 || fail "inspect failed"
+cat "$work/stop_inspect.txt"
+# With rank 1's late file, rank 1 may be seen stuck in an earlier collective, never a later one.
+reported=${part//[^0-9]/}
+inspected=$(grep -oE "^collective #[0-9]+ is where the ranks part" "$work/stop_inspect.txt" |
+  tr -dc 0-9) || fail "inspect names no collective"
+((inspected <= reported)) || fail "inspect names collective #$inspected, after the report's #$reported"
+gone_within 5 "$stopped" || fail "the stopped rank is still there"
+stopped=
+
+# 2. One rank leaves out a bucket's all-reduce: the ranks' collectives part. Small buckets, so that
+# the skipping rank goes on to the next bucket's all-reduce.
+DDPTRAIN_TEST_SKIP_ALL_REDUCE=1:8 "$mpiexec" -np 3 --oversubscribe --bind-to none \
+  -x DDPTRAIN_TEST_SKIP_ALL_REDUCE "$ddptrain" train "$deck" --run.dir="$work/skip" \
+  --train.steps=40 --checkpoint.every=0 --dist.hang_floor_s=2 --ddp.bucket_mb=0.1 \
+  --ddp.first_bucket_mb=0.05 >"$work/skip.txt" 2>&1
+rc=$?
+[[ $rc -eq 5 ]] || fail "skipped all-reduce: exit code $rc, expected 5: $(tail -5 "$work/skip.txt")"
+"$ddptrain" inspect "$work/skip/flight" >"$work/skip_inspect.txt" 2>&1 || fail "inspect failed"
+cat "$work/skip_inspect.txt"
+/usr/bin/python3 - "$work/skip_inspect.txt" <<'PY' || fail "the analysis of the skipped all-reduce"
+import re
+import sys
+text = open(sys.argv[1]).read()
+part = re.search(r"^collective #(\d+) is where the ranks part \(they are in different collectives\):$",
+                 text, re.M)
+assert part, "no divergent collective named"
+number = part.group(1)
+sizes = {}
+for rank in (0, 1, 2):
+    line = re.search(rf"^  rank {rank} \(.*\): #{number} all_reduce of (\d+) B ", text, re.M)
+    assert line, f"rank {rank}'s collective #{number} is not named as an all_reduce"
+    sizes[rank] = int(line.group(1))
+assert sizes[0] == sizes[2] != sizes[1], f"sizes {sizes}: rank 1's should differ from the others'"
+print(f"collective #{number}: ranks 0 and 2 in an all_reduce of {sizes[0]} B, rank 1 in one of {sizes[1]} B")
+PY
+
+# 3. Long phases on rank 0 are not hangs, nor is a resumed run's start.
+slow_phases() {  # NAME OPTIONS...
+  local name=$1
+  shift
+  DDPTRAIN_TEST_SLOW_PHASES=0:3000 "$mpiexec" -np 3 --oversubscribe --bind-to none \
+    -x DDPTRAIN_TEST_SLOW_PHASES "$ddptrain" train "$deck" --run.dir="$work/phases" \
+    --data.val_fraction=0.1 --eval.every=10 --checkpoint.every=20 --dist.hang_floor_s=0.3 \
+    --log.every=10 --log.progress=lines "$@" >"$work/$name.txt" 2>&1
+  rc=$?
+  grep -E "eval at|checkpoint:" "$work/$name.txt"
+  [[ $rc -eq 0 ]] || fail "$name: exit code $rc with long phases on rank 0: $(grep -A3 "error" "$work/$name.txt" | head -8)"
+  if grep -q "hung\|timed out" "$work/$name.txt"; then fail "$name: a hang was called"; fi
+}
+slow_phases phases --train.steps=40
+slow_phases resumed --train.steps=60 --train.resume=auto
+grep -q "resum" "$work/resumed.txt" || fail "the second run did not resume"
+echo "hang found in $took s with its flight analysis; no false alarm across evaluations and checkpoints"
