@@ -24,7 +24,7 @@ constexpr int kAnswerTag = 2;
 // rare enough to cost nothing.
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 // How long a timed-out rank collects answers; live ranks answer within one poll interval.
-constexpr auto kAnswerGrace = std::chrono::seconds(3);
+constexpr auto kAnswerGrace = std::chrono::seconds(2);
 // How long a timed-out rank that is not the reporter waits for the reporter's abort.
 constexpr auto kReporterGrace = std::chrono::seconds(5);
 // Steps whose times the hang rule remembers: the slowest of them sets the pace.
@@ -187,7 +187,10 @@ void Watchdog::loop() {
     if (const auto failed = first_failure()) on_failure(failed->first, failed->second);
     if (const std::optional<Entry> expired = first_expired()) {
       if (!expired->paced) silent_.clear();  // wait for every rank's answer
-      if (!expired->paced || confirmed_hang(*expired)) on_timeout(*expired);
+      // Asking takes time: the collective may have completed meanwhile.
+      if (!expired->paced || (confirmed_hang(*expired) && still_watched(expired->id))) {
+        on_timeout(*expired);
+      }
     }
   }
 }
@@ -200,10 +203,20 @@ bool Watchdog::confirmed_hang(const Entry& entry) {
     silent_[static_cast<size_t>(r)] = r != rank_ && !answers[static_cast<size_t>(r)];
   const bool excused = std::any_of(answers.begin(), answers.end(),
                                    [](const auto& answer) { return answer && answer->in_phase; });
-  if (!excused) return true;
+  const Clock::time_point now = Clock::now();
+  // A rank that was in a phase a moment ago may be on its way to the collective now.
+  const bool lately_excused = now - last_excuse_ < 2 * kAskAgain;
+  if (!excused && !lately_excused) return true;
   std::lock_guard<std::mutex> lock(mutex_);
-  hang_asked_ = Clock::now();
+  hang_asked_ = now;
+  if (excused) last_excuse_ = now;
   return false;
+}
+
+bool Watchdog::still_watched(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [id](const Entry& e) { return e.id == id && !(e.done && e.done()); });
 }
 
 void Watchdog::write_flight() {

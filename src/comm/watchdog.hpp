@@ -150,6 +150,7 @@ class Watchdog {
   // A paced collective past its deadline: whether it is a hang (no rank answers that it is in a
   // phase); if not, it is asked about again a second later.
   bool confirmed_hang(const Entry& entry);
+  bool still_watched(uint64_t id);  // not unwatched, nor done
   // This rank's flight records to run.dir/flight, once (set_flight_output).
   void write_flight();
   // The first check that reports a failure: its `what` and the failure.
@@ -186,6 +187,7 @@ class Watchdog {
   int64_t steps_seen_ = 0;
   std::vector<double> recent_steps_;  // a ring of the last kRecentSteps steps' seconds
   Clock::time_point hang_asked_{};    // when peers were last asked about a paced deadline
+  Clock::time_point last_excuse_{};   // when a rank last answered that it was in a phase
   std::vector<bool> silent_;          // by rank: no answer when last asked (watchdog thread only)
   bool stopping_ = false;
   std::condition_variable wake_;

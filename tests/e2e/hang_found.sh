@@ -42,22 +42,23 @@ rc=$?
 launcher=
 took=$((SECONDS - start))
 echo "stopped rank: exit code $rc after $took s"
-grep -A12 "collective hung" "$work/stop.txt" | grep -v "^--"
+grep -a -A12 "collective hung" "$work/stop.txt" | grep -v "^--"
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/stop.txt")"
 ((took <= 30 + 10)) || fail "took $took s: more than dist.hang_floor_s (30 s) + 10 s"
-grep -q "collective hung: '.*' at step [0-9]* did not complete within 30.0 s (dist.hang_factor = 5 x the slowest recent step" \
+grep -aq "collective hung: '.*' at step [0-9]* did not complete within 30.0 s (dist.hang_factor = 5 x the slowest recent step" \
   "$work/stop.txt" || fail "the report does not say the hang rule found it"
 [[ -f $work/stop/flight/rank_00000.h5 && -f $work/stop/flight/rank_00002.h5 ]] ||
   fail "no flight files from the live ranks 0 and 2: $(ls "$work/stop/flight" 2>&1)"
+# stop.txt may hold bytes that are not text (Open MPI 5's output): grep -a reads it as text.
 # The report's analysis (the stopped rank may write its file later, if Open MPI wakes it with
 # SIGCONT before ending it; inspect then shows that too).
-grep -qF "flight records of rank(s) 0, 2 of 3; no file from rank(s) 1 (stopped" "$work/stop.txt" ||
+grep -aqF "flight records of rank(s) 0, 2 of 3; no file from rank(s) 1 (stopped" "$work/stop.txt" ||
   fail "the report's analysis does not name rank 1 as the one without records"
-part=$(grep -oE "^collective #[0-9]+ is where the ranks part:$" "$work/stop.txt") ||
+part=$(grep -aoE "^collective #[0-9]+ is where the ranks part:$" "$work/stop.txt") ||
   fail "the report's analysis names no collective"
-grep -qE "^  rank 0 \($(hostname), step [0-9]+\): #[0-9]+ [a-z_ ']+ of [0-9]+ B .*: started, not completed" \
+grep -aqE "^  rank 0 \($(hostname), step [0-9]+\): #[0-9]+ [a-z_ ']+ of [0-9]+ B .*: started, not completed" \
   "$work/stop.txt" || fail "the analysis does not show rank 0's operation, waiting"
-grep -qF "ranks with no record, so not known to have reached #" "$work/stop.txt" ||
+grep -aqF "ranks with no record, so not known to have reached #" "$work/stop.txt" ||
   fail "the analysis does not name rank 1 at that collective"
 "$ddptrain" inspect "$work/stop/flight" >"$work/stop_inspect.txt" 2>&1 || fail "inspect failed"
 cat "$work/stop_inspect.txt"
@@ -105,11 +106,11 @@ slow_phases() {  # NAME OPTIONS...
     --data.val_fraction=0.1 --eval.every=10 --checkpoint.every=20 --dist.hang_floor_s=0.3 \
     --log.every=10 --log.progress=lines "$@" >"$work/$name.txt" 2>&1
   rc=$?
-  grep -E "eval at|checkpoint:" "$work/$name.txt"
-  [[ $rc -eq 0 ]] || fail "$name: exit code $rc with long phases on rank 0: $(grep -A3 "error" "$work/$name.txt" | head -8)"
-  if grep -q "hung\|timed out" "$work/$name.txt"; then fail "$name: a hang was called"; fi
+  grep -aE "eval at|checkpoint:" "$work/$name.txt"
+  [[ $rc -eq 0 ]] || fail "$name: exit code $rc with long phases on rank 0: $(grep -a -A3 "error" "$work/$name.txt" | head -8)"
+  if grep -aq "hung\|timed out" "$work/$name.txt"; then fail "$name: a hang was called"; fi
 }
 slow_phases phases --train.steps=40
 slow_phases resumed --train.steps=60 --train.resume=auto
-grep -q "resum" "$work/resumed.txt" || fail "the second run did not resume"
+grep -aq "resum" "$work/resumed.txt" || fail "the second run did not resume"
 echo "hang found in $took s with its flight analysis; no false alarm across evaluations and checkpoints"
