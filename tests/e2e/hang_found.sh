@@ -8,9 +8,10 @@
 #     same analysis from `ddptrain inspect run.dir/flight`.
 #  2. Rank 1 leaves out one bucket's all-reduce (DDPTRAIN_TEST_SKIP_ALL_REDUCE=1:8): the analysis
 #     names the first number where the ranks' collectives differ, and both collectives.
-#  3. No false alarm with a hang floor of 0.3 s: rank 0 sleeps 3 s inside each evaluation and
-#     each checkpoint write (DDPTRAIN_TEST_SLOW_PHASES=0:3000, 1000 x a step), while the others
-#     wait for it; then the run resumes from its checkpoint and goes on.
+#  3. No false alarm with a hang floor of 1 s: rank 0 sleeps 3 s at the end of each evaluation
+#     and each checkpoint write, still inside it (DDPTRAIN_TEST_SLOW_PHASES=0:3000, 1000 x a step),
+#     while the others wait for it in the next step's collectives; then the run resumes from its
+#     checkpoint and goes on.
 # Usage: hang_found.sh MPIEXEC DDPTRAIN DECK
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -103,7 +104,7 @@ slow_phases() {  # NAME OPTIONS...
   shift
   DDPTRAIN_TEST_SLOW_PHASES=0:3000 "$mpiexec" -np 3 --oversubscribe --bind-to none \
     -x DDPTRAIN_TEST_SLOW_PHASES "$ddptrain" train "$deck" --run.dir="$work/phases" \
-    --data.val_fraction=0.1 --eval.every=10 --checkpoint.every=20 --dist.hang_floor_s=0.3 \
+    --data.val_fraction=0.1 --eval.every=10 --checkpoint.every=20 --dist.hang_floor_s=1 \
     --log.every=10 --log.progress=lines "$@" >"$work/$name.txt" 2>&1
   rc=$?
   grep -aE "eval at|checkpoint:" "$work/$name.txt"
