@@ -1,6 +1,7 @@
 #include "h5/h5_attribute.hpp"
 
 #include "h5/h5_check.hpp"
+#include "h5/h5_strings.hpp"
 
 namespace ddpt {
 
@@ -11,14 +12,6 @@ void write_scalar_attribute(hid_t object, const std::string& name, hid_t type, c
   H5Id attribute(
       DDPT_CHECK_H5(H5Acreate2(object, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT)));
   DDPT_CHECK_H5(H5Awrite(attribute.get(), type, value));
-}
-
-// Variable-length UTF-8 strings: what h5py reads as str.
-H5Id string_type() {
-  H5Id type(DDPT_CHECK_H5(H5Tcopy(H5T_C_S1)));
-  DDPT_CHECK_H5(H5Tset_size(type.get(), H5T_VARIABLE));
-  DDPT_CHECK_H5(H5Tset_cset(type.get(), H5T_CSET_UTF8));
-  return type;
 }
 
 // Opens attribute `name` of `object`, which must hold one value: H5Aread writes every value the
@@ -40,7 +33,7 @@ H5Id open_single_value(hid_t object, const std::string& name) {
 }  // namespace
 
 void write_attribute(hid_t object, const std::string& name, const std::string& value) {
-  const H5Id type = string_type();
+  const H5Id type = utf8_string_type();
   const char* text = value.c_str();
   write_scalar_attribute(object, name, type.get(), &text);
 }
@@ -55,7 +48,7 @@ void write_attribute(hid_t object, const std::string& name, double value) {
 
 std::string read_string_attribute(hid_t object, const std::string& name) {
   const H5Id attribute = open_single_value(object, name);
-  const H5Id type = string_type();
+  const H5Id type = utf8_string_type();
   char* text = nullptr;
   DDPT_CHECK_H5(H5Aread(attribute.get(), type.get(), &text));
   std::string value = text ? text : "";

@@ -1,10 +1,8 @@
 #include "h5/h5_strings.hpp"
 
 #include "h5/h5_check.hpp"
-#include "h5/h5_id.hpp"
 
 namespace ddpt {
-namespace {
 
 H5Id utf8_string_type() {
   H5Id type(DDPT_CHECK_H5(H5Tcopy(H5T_C_S1)));
@@ -13,10 +11,7 @@ H5Id utf8_string_type() {
   return type;
 }
 
-}  // namespace
-
 void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values) {
-  const Hdf5Lock lock;
   const H5Id type = utf8_string_type();
   const hsize_t count = values.size();
   const H5Id space(DDPT_CHECK_H5(H5Screate_simple(1, &count, nullptr)));
@@ -30,7 +25,6 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
 }
 
 std::vector<std::string> read_strings(hid_t parent, const std::string& name) {
-  const Hdf5Lock lock;
   const H5Id dataset(DDPT_CHECK_H5(H5Dopen2(parent, name.c_str(), H5P_DEFAULT)));
   const H5Id space(DDPT_CHECK_H5(H5Dget_space(dataset.get())));
   if (DDPT_CHECK_H5(H5Sget_simple_extent_ndims(space.get())) != 1) {
