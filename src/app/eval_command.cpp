@@ -24,10 +24,10 @@ int eval_command(const std::vector<std::string>& args, MpiEnv& /*mpi*/) {
   const WatchedWorld world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
   std::unique_ptr<Communicator> comm = make_communicator(config.ddp.backend, job.device.device,
                                                          MPI_COMM_WORLD, world.watchdog.get());
-  InferenceModel loaded = load_inference_model(config, checkpoint, job);
+  InferenceModel loaded = load_inference_model(config, checkpoint, job, comm.get());
   const std::shared_ptr<const Dataset> data = evaluation_data(config, input);
   const int64_t batch = eval_batch_size(config.eval, config.train, comm->size());
-  const EvalResult result = evaluate(*loaded.model, *data, *comm, batch);
+  const EvalResult result = evaluate(loaded.runnable(), *data, *comm, batch);
   spdlog::info("eval: {} (step {}) on {}", checkpoint, loaded.step, data->describe());
   spdlog::info("eval: {}  ({} samples, {} rank(s))", describe_eval(result, data->info().task),
                result.samples, comm->size());

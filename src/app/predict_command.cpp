@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "app/commands.hpp"
+#include "comm/make_communicator.hpp"
 #include "comm/watched_world.hpp"
 #include "config/batch_size.hpp"
 #include "config/command_flags.hpp"
@@ -11,6 +12,7 @@
 #include "h5/h5_file.hpp"
 #include "io/predictions_writer.hpp"
 #include "setup/inference_model.hpp"
+#include "train/distributed_optimizer.hpp"
 #include "train/evaluate.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -34,13 +36,20 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   }
   const Job job = set_up_job(config.train.threads);
   const WatchedWorld watched = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
-  InferenceModel loaded = load_inference_model(config, checkpoint, job);
+  // ZeRO-3 gathers each block's parameters from every rank: a communicator for that alone.
+  std::unique_ptr<Communicator> comm;
+  if (parameters_sharded(config.ddp, mpi.world_size())) {
+    comm = make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD,
+                             watched.watchdog.get());
+  }
+  InferenceModel loaded = load_inference_model(config, checkpoint, job, comm.get());
 
   const H5File input = H5File::open_read(input_path);
   const H5Dataset inputs = H5Dataset::open(input, config.data.inputs);
   const auto [first, count] = share_of_rows(inputs.rows(), mpi.world_rank(), mpi.world_size());
   const torch::Tensor outputs = predict_rows(
-      loaded, inputs, first, count, eval_batch_size(config.eval, config.train, mpi.world_size()));
+      loaded, inputs, first, count, eval_batch_size(config.eval, config.train, mpi.world_size()),
+      share_of_rows(inputs.rows(), 0, mpi.world_size()).second);
   write_predictions(output_path,
                     {checkpoint, loaded.step, input_path, config.data.inputs, loaded.info.task},
                     inputs.rows(), first, outputs, *watched.group);

@@ -65,8 +65,10 @@ void log_training(const BannerInputs& in, int64_t batch) {
                config.train.batch_size_auto ? " (auto: the largest that fitted)" : "",
                config.train.grad_accum, ranks, batch * config.train.grad_accum * ranks);
   spdlog::info(
-      "  buckets         : {} (first {} MiB, then {} MiB), gradients on the wire in {}{}",
-      in.trainer.buckets, config.ddp.first_bucket_mb, config.ddp.bucket_mb,
+      "  buckets         : {} ({}), gradients on the wire in {}{}", in.trainer.buckets,
+      in.trainer.parameters_sharded ? std::string("ZeRO-3: one per block, one per other parameter")
+                                    : fmt::format("first {} MiB, then {} MiB",
+                                                  config.ddp.first_bucket_mb, config.ddp.bucket_mb),
       config.ddp.compress == WirePrecision::kNone ? "fp32" : choice_name(config.ddp.compress),
       in.trainer.buckets_in_shared_memory ? ", summed in the node's shared memory" : "");
   spdlog::info(
@@ -74,7 +76,7 @@ void log_training(const BannerInputs& in, int64_t batch) {
       choice_name(config.optim.type), config.optim.weight_decay,
       human_bytes(planned_optimizer_state_bytes(config.optim, in.trainer.optimizer_values)),
       in.trainer.optimizer_sharded
-          ? fmt::format(" (ZeRO-{}: rank 0's shard of {}{})", in.trainer.gradients_sharded ? 2 : 1,
+          ? fmt::format(" (ZeRO-{}: rank 0's shard of {}{})", in.trainer.zero_stage(),
                         human_bytes(planned_optimizer_state_bytes(config.optim,
                                                                   in.trainer.bucketed_values)),
                         in.trainer.parameters_shared
@@ -90,14 +92,18 @@ void log_training(const BannerInputs& in, int64_t batch) {
 
 // What each rank will hold: the summary's memory line says what it held.
 void log_memory(const BannerInputs& in) {
-  spdlog::info("  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
-               human_bytes(in.trainer.parameter_bytes),
-               human_bytes(in.trainer.planned_gradient_bytes),
-               human_bytes(planned_optimizer_state_bytes(in.setup.config.optim,
-                                                         in.trainer.optimizer_values)),
-               in.trainer.gradients_sharded
-                   ? " (ZeRO-2: the rank's shard of the gradients and the buckets being reduced)"
-                   : "");
+  const TrainerFacts& t = in.trainer;
+  spdlog::info(
+      "  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
+      human_bytes(t.held_parameter_bytes), human_bytes(t.planned_gradient_bytes),
+      human_bytes(planned_optimizer_state_bytes(in.setup.config.optim, t.optimizer_values)),
+      t.parameters_sharded
+          ? fmt::format(" (ZeRO-3: the rank's shards, the buckets being reduced, and units of up "
+                        "to {} gathered while they run)",
+                        human_bytes(t.largest_unit_bytes))
+      : t.gradients_sharded
+          ? " (ZeRO-2: the rank's shard of the gradients and the buckets being reduced)"
+          : "");
 }
 
 }  // namespace

@@ -99,15 +99,18 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
                        human_bytes(result.optimizer_state_bytes) +
                            (result.optimizer_sharded
                                 ? fmt::format(" on rank 0 (ZeRO-{}: each rank holds its shard)",
-                                              result.gradients_sharded ? 2 : 1)
+                                              result.zero_stage())
                                 : std::string(" per rank (every rank holds all of it)")));
   }
   if (result.parameter_bytes > 0) {
     const PeakMemory& peak = result.peak_memory;
     lines.emplace_back(
         "memory",
-        fmt::format("parameters {}, gradients {} per rank; peak {} {} (rank 0)",
+        fmt::format("parameters {}, gradients {}{} per rank; peak {} {} (rank 0)",
                     human_bytes(result.parameter_bytes), human_bytes(result.gradient_bytes),
+                    result.parameters_sharded ? fmt::format(", largest unit gathered {}",
+                                                            human_bytes(result.largest_unit_bytes))
+                                              : std::string(),
                     human_bytes(peak.bytes), peak.on_gpu ? "allocated on the GPU" : "resident"));
   }
   if (result.best_eval) {

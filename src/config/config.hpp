@@ -118,8 +118,10 @@ struct DdpConfig {
   double first_bucket_mb = kDefaultFirstBucketMiB;
   Backend backend = Backend::kAuto;
   WirePrecision compress = WirePrecision::kNone;  // precision of gradients on the wire
-  int64_t zero = 0;           // 1: ZeRO-1, optimizer state sharded over ranks; 2: gradients too
+  int64_t zero =
+      0;  // 1: ZeRO-1, optimizer state sharded over ranks; 2: gradients too; 3: parameters
   bool shared_memory = true;  // MPI, one node: gradient buckets summed in node-shared memory
+  bool prefetch = true;       // ZeRO-3: the next unit's all-gather overlaps the current's compute
 };
 
 struct DistConfig {

@@ -12,7 +12,7 @@ namespace ddpt {
 constexpr double kDefaultBucketMiB = 25.0;
 constexpr double kDefaultFirstBucketMiB = 1.0;
 
-// The highest ddp.zero stage there is (2: optimizer state and gradients sharded).
-constexpr int64_t kHighestZeroStage = 2;
+// The highest ddp.zero stage there is (3: optimizer state, gradients and parameters sharded).
+constexpr int64_t kHighestZeroStage = 3;
 
 }  // namespace ddpt

@@ -212,8 +212,13 @@ OptionTable make_table(Config& c) {
            "ZeRO stage: 0 = every rank holds the whole optimizer state | 1 = each rank holds "
            "and updates 1/N of it (gradients reduce-scattered, parameters all-gathered; with "
            "ddp.shared_memory on one node, one shared copy of the parameters instead) | 2 = the "
-           "same, and each rank holds 1/N of the gradients too (reduced at every micro-step)",
+           "same, and each rank holds 1/N of the gradients too (reduced at every micro-step) | 3 = "
+           "the same, and each rank holds 1/N of the parameters too: each block's are gathered "
+           "while it runs (forward and backward) and released after",
            between(0, kHighestZeroStage))
+      .add("ddp.prefetch", &c.ddp.prefetch,
+           "ddp.zero = 3: gather the next block's parameters while the current block computes | "
+           "false: each block's when it starts")
       .add("ddp.shared_memory", &c.ddp.shared_memory,
            "mpi backend with every rank on one node: gradient buckets live in memory the ranks "
            "share and are summed (ZeRO-1: reduce-scattered) there, without messages | false: "

@@ -73,9 +73,9 @@ bool share_parameters(const std::vector<NamedTensor>& params, Communicator& comm
 DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTensor> buffers,
                            Communicator& comm, const DataParallelOptions& options)
     : comm_(comm), buffers_(std::move(buffers)) {
-  const bool shared = options.share_parameters && options.shared_memory &&
-                      options.reduction == GradientReduction::kReduceScatter &&
-                      share_parameters(params, comm);
+  const bool shared =
+      options.share_parameters && !options.parameters_sharded && options.shared_memory &&
+      options.reduction == GradientReduction::kReduceScatter && share_parameters(params, comm);
   if (!shared) broadcast_from_rank0(params, comm);
   broadcast_from_rank0(buffers_, comm);
   ReducerOptions reducer;
@@ -86,7 +86,34 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
   reducer.backend_buffers = options.shared_memory;
   reducer.parameters_shared = shared;
   reducer.pooled_buckets = options.pooled_buckets;
+  if (options.parameters_sharded) {
+    shard_by_unit(std::move(params), options, reducer);
+    return;
+  }
   reducer_ = std::make_unique<Reducer>(std::move(params), comm, reducer);
+}
+
+void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
+                                 const DataParallelOptions& options, ReducerOptions reducer) {
+  std::vector<std::string> names;
+  std::vector<int64_t> numels;
+  for (const auto& p : params) {
+    names.push_back(p.name);
+    numels.push_back(p.tensor.numel());
+  }
+  UnitPlan plan = plan_units(names, numels, options.block_prefixes);
+  std::vector<BucketShard> shards = plan_shards(plan.buckets, numels, comm_.size(), comm_.rank());
+  reducer.plan = plan.buckets;
+  reducer.reduction = GradientReduction::kReduceScatter;
+  reducer.pooled_buckets = true;
+  reducer.parameters_shared = false;
+  // The parameters become views of their units' buffers before the reducer hooks their gradient
+  // accumulators.
+  units_ = std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards), comm_,
+                                               options.prefetch);
+  reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);
+  reducer_->shard_parameters(units_->shards(),
+                             [units = units_.get()](size_t b) { units->gradients_done(b); });
 }
 
 void DataParallel::backward(const torch::Tensor& loss, BackwardKind kind) {
@@ -103,6 +130,8 @@ void DataParallel::backward(const torch::Tensor& loss, BackwardKind kind) {
     loss.backward();
   }
   if (reducer_->reduces()) reducer_->finalize_backward();
+  // ZeRO-3: a backward that reduced nothing (a local one) released nothing either.
+  if (units_) units_->release_all();
 }
 
 }  // namespace ddpt

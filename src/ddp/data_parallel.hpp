@@ -15,6 +15,7 @@
 
 #include "config/ddp_defaults.hpp"
 #include "ddp/reducer.hpp"
+#include "ddp/sharded_parameters.hpp"
 
 namespace ddpt {
 
@@ -31,6 +32,13 @@ struct DataParallelOptions {
   // (NodeSharedMemory::allocate_common), so each rank's update needs no all-gather. Only for
   // training where nothing but the optimizer writes the parameters (no moving-average swaps).
   bool share_parameters = false;
+  // ZeRO-3 (with kReduceScatter and pooled buckets): each rank keeps 1/N of the parameters, a
+  // unit of them gathered while it runs (ddp/sharded_parameters.hpp). The units are the model's
+  // blocks, named by these prefixes, and the root; `prefetch`: the next unit's gather overlaps
+  // the current unit's compute.
+  bool parameters_sharded = false;
+  std::vector<std::string> block_prefixes;
+  bool prefetch = true;
 };
 
 // Collective: every rank's tensors take rank 0's values (in place, in the given order).
@@ -59,10 +67,18 @@ class DataParallel {
   bool parameters_shared() const { return reducer_->parameters_shared(); }
   const Reducer& reducer() const { return *reducer_; }
   Reducer& reducer() { return *reducer_; }
+  // ZeRO-3: the units the model runs its blocks through; null otherwise.
+  ShardedParameters* sharded_parameters() { return units_.get(); }
+  const ShardedParameters* sharded_parameters() const { return units_.get(); }
 
  private:
+  // ZeRO-3: the parameters cut into units and sharded, then the reducer with a bucket per unit.
+  void shard_by_unit(std::vector<NamedTensor> params, const DataParallelOptions& options,
+                     ReducerOptions reducer);
+
   Communicator& comm_;
   std::vector<NamedTensor> buffers_;
+  std::unique_ptr<ShardedParameters> units_;  // before reducer_, whose hooks call it
   std::unique_ptr<Reducer> reducer_;
 };
 

@@ -89,8 +89,10 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
                   ExitCode::kInternal, Raised::kAllRanks);
     }
   }
-  plan_ = plan_buckets(describe(params_), options.first_bucket_bytes, options.bucket_bytes,
-                       /*large_alone=*/pooled_);
+  plan_ = !options.plan.empty()
+              ? options.plan
+              : plan_buckets(describe(params_), options.first_bucket_bytes, options.bucket_bytes,
+                             /*large_alone=*/pooled_);
   if (sharded()) {
     std::vector<int64_t> numels;
     for (const auto& p : params_) numels.push_back(p.tensor.numel());
@@ -280,6 +282,7 @@ void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& bucket = buckets_[next_bucket_];
     trace_.bucket_launched[next_bucket_] = Clock::now();
+    if (gradients_done_) gradients_done_(next_bucket_);
     if (alone_) {
       ++next_bucket_;  // the sum over one rank is its own gradient
       continue;
@@ -381,7 +384,18 @@ void Reducer::reduce_gradient_squares() {
   gradient_squares_ = read_double(squares);
 }
 
+void Reducer::shard_parameters(std::vector<torch::Tensor> shards,
+                               std::function<void(size_t)> gradients_done) {
+  if (!pooled_ || shards.size() != buckets_.size()) {
+    throw Error("Reducer: sharded parameters need ZeRO-2's buckets, one shard per bucket",
+                ExitCode::kInternal, Raised::kAllRanks);
+  }
+  parameter_shards_ = std::move(shards);
+  gradients_done_ = std::move(gradients_done);
+}
+
 void Reducer::all_gather_parameters() {
+  if (parameters_sharded()) return;
   if (parameters_shared_) {
     // Every rank's update is in the one copy; no rank may read it (the next forward) until all
     // are done writing.

@@ -90,6 +90,8 @@ struct ReducerOptions {
   bool parameters_shared = false;
   // ZeRO-2 (with kReduceScatter): buckets borrow pooled buffers; only the shards persist.
   bool pooled_buckets = false;
+  // ZeRO-3: the buckets, one per unit (ddp/unit_plan.hpp); empty: planned by size.
+  std::vector<BucketSpec> plan;
 };
 
 // Zeroing is lazy: zero_grad() marks every slot as holding nothing yet, and a slot's first
@@ -156,8 +158,16 @@ class Reducer final : public GradientSlots {
   // Collective: every rank's pieces of the parameters (updated by its optimizer) into every
   // rank's parameters. Overwrites the gradients, which zero_grad() clears before the next step.
   // With shared parameters: returns when every rank has updated its pieces.
+  // With the parameters sharded (ZeRO-3), nothing: each unit is gathered when it next runs.
   void all_gather_parameters();
   bool parameters_shared() const { return parameters_shared_; }
+  // ZeRO-3: this rank's block of each bucket's parameter values lives in `shards` (by bucket),
+  // which the optimizer updates in place; `gradients_done(b)` is called once bucket b's gradients
+  // are all in (its reduce-scatter launched), so that its unit's parameters can go.
+  void shard_parameters(std::vector<torch::Tensor> shards,
+                        std::function<void(size_t)> gradients_done);
+  bool parameters_sharded() const { return !parameter_shards_.empty(); }
+  const torch::Tensor& parameter_shard(size_t b) const { return parameter_shards_.at(b); }
 
   const std::vector<BucketSpec>& buckets() const { return plan_; }
   bool sharded() const { return reduction_ == GradientReduction::kReduceScatter; }
@@ -244,8 +254,10 @@ class Reducer final : public GradientSlots {
   double gradient_squares_ = 0;        // ZeRO-1: global sum of squares after finalize_backward
   bool squares_in_reduction_ = false;  // ZeRO-1: the reduce-scatters give them (shared memory)
   std::vector<Bucket> buckets_;
-  std::vector<Slot> slots_;     // by parameter index
-  std::vector<char> ready_;     // by parameter index
+  std::vector<torch::Tensor> parameter_shards_;  // ZeRO-3, by bucket
+  std::function<void(size_t)> gradients_done_;   // ZeRO-3
+  std::vector<Slot> slots_;                      // by parameter index
+  std::vector<char> ready_;                      // by parameter index
   std::vector<char> awaiting_;  // by parameter index: the slot holds nothing yet in this step
   std::unordered_map<const void*, size_t> param_by_slot_;  // slot data -> parameter index
   size_t next_bucket_ = 0;                                 // next bucket to launch

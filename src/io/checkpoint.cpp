@@ -197,7 +197,10 @@ void save_state(StateWriter& root, int64_t step, int64_t epoch, const Checkpoint
   root.scalar(schema::kConfig, contents.config);
   if (eval_loss) root.scalar(schema::kEvalLoss, *eval_loss);
   const auto model = root.group(schema::kModel);
-  for (const auto& t : contents.params) model->tensor(t.name, t.tensor);
+  for (const auto& t : contents.params) {
+    if (!contents.weights || !contents.weights->holds(t.name)) model->tensor(t.name, t.tensor);
+  }
+  if (contents.weights) contents.weights->save(*model);
   const auto buffers = root.group(schema::kBuffers);
   for (const auto& t : contents.buffers) buffers->tensor(t.name, t.tensor);
   if (contents.state) {
@@ -262,7 +265,7 @@ H5StateReader weights_reader(const H5File& file) {
 // Checks that `file` is a complete checkpoint of this model and loads /model and /buffers through
 // the state reader.
 void load_weights(const H5File& file, const std::vector<NamedTensor>& params,
-                  const std::vector<NamedTensor>& buffers) {
+                  const std::vector<NamedTensor>& buffers, CheckpointedWeights* weights = nullptr) {
   if (!file.has(schema::kModel) || !schema::is_complete(file)) {
     throw DataError("incomplete checkpoint", Raised::kAllRanks);
   }
@@ -277,12 +280,14 @@ void load_weights(const H5File& file, const std::vector<NamedTensor>& params,
   auto load_group = [&](const char* group_name, const std::vector<NamedTensor>& tensors) {
     const std::unique_ptr<StateReader> group = root.group(group_name);
     for (const auto& t : tensors) {
+      if (weights && weights->holds(t.name)) continue;
       t.tensor.copy_(
           stored_as(group->tensor(t.name), t.tensor, std::string(group_name) + "/" + t.name));
     }
   };
   load_group(schema::kModel, params);
   load_group(schema::kBuffers, buffers);
+  if (weights) weights->load(*root.group(schema::kModel));
 }
 
 }  // namespace
@@ -292,15 +297,18 @@ bool checkpoint_schema::is_complete(const H5Node& root) {
 }
 
 int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
-                           const std::vector<NamedTensor>& buffers, bool prefer_ema) {
+                           const std::vector<NamedTensor>& buffers, bool prefer_ema,
+                           CheckpointedWeights* weights) {
   const H5File file = open_checkpoint(path);
   try {
-    load_weights(file, params, buffers);
+    load_weights(file, params, buffers, weights);
     const H5StateReader root = weights_reader(file);
     if (prefer_ema && root.has(schema::kEma)) {
       torch::NoGradGuard no_grad;
       const std::unique_ptr<StateReader> ema = root.group(schema::kEma);
+      if (weights) weights->load_present(*ema);
       for (const auto& p : params) {
+        if (weights && weights->holds(p.name)) continue;
         if (ema->has(p.name)) {
           p.tensor.copy_(stored_as(ema->tensor(p.name), p.tensor, "ema/" + p.name));
         }
@@ -316,7 +324,7 @@ int64_t load_checkpoint(const std::string& path, const CheckpointContents& conte
                         int world_size) {
   const H5File file = open_checkpoint(path);
   try {
-    load_weights(file, contents.params, contents.buffers);
+    load_weights(file, contents.params, contents.buffers, contents.weights);
     if (contents.state) {
       const H5StateReader root =
           root_reader(file, rank, world_size, file.read_int_attribute(schema::kWorldSize));

@@ -30,6 +30,9 @@ struct CheckpointContents {
   std::vector<NamedTensor> buffers;  // model buffers
   std::string config;                // the resolved deck, for the record
   const CheckpointRegistry* state = nullptr;  // optimizer, scaler, RNG, ...; null: none
+  // ZeRO-3: the trainable parameters, which no rank holds whole, each rank's slices written and
+  // read by this part (the params above then only name them, for the signature); null: none.
+  CheckpointedWeights* weights = nullptr;
 };
 
 // "step_00000042.h5": the file name of the checkpoint of a step.
@@ -72,8 +75,10 @@ int64_t load_checkpoint(const std::string& path, const CheckpointContents& conte
 // Every rank: loads only the model (parameters and buffers) of `path`, for inference, and returns
 // its step; with `prefer_ema`, parameters that have a moving average in /ema get it instead.
 // Same errors as load_checkpoint.
+// `weights` (ZeRO-3): reads the parameters it holds, each rank its slices.
 int64_t load_model_weights(const std::string& path, const std::vector<NamedTensor>& params,
-                           const std::vector<NamedTensor>& buffers, bool prefer_ema = false);
+                           const std::vector<NamedTensor>& buffers, bool prefer_ema = false,
+                           CheckpointedWeights* weights = nullptr);
 
 // The checkpoint to continue run.dir from ("" if none): where checkpoints/latest points, or
 // without that link the newest step file that is complete.

@@ -67,26 +67,38 @@ class ResNetImpl : public nn::Module {
   }
   torch::Tensor forward(const torch::Tensor& x) {
     torch::Tensor y = torch::relu(bn1_(conv1_(x)));
+    size_t unit = 0;
     for (auto& stage : stages_) {
-      if (!checkpoint_blocks_) {
-        y = stage->forward(y);
-        continue;
-      }
       for (auto& module : *stage) {
         auto block = std::dynamic_pointer_cast<BasicBlockImpl>(module.ptr());
-        y = checkpointed([block](const torch::Tensor& in) { return block->forward(in); }, y,
-                         block->buffers());
+        auto run = [block](const torch::Tensor& in) { return block->forward(in); };
+        auto kept = [this, block, run](const torch::Tensor& in) {
+          return checkpoint_blocks_ ? checkpointed(run, in, block->buffers()) : run(in);
+        };
+        y = run_unit(runner_, unit++, kept, y);
       }
     }
     return fc_(y.mean({2, 3}));  // global average pooling
   }
+  // The residual blocks, stage by stage: "layer1.0.", "layer1.1.", "layer2.0.", ...
+  std::vector<std::string> block_prefixes() const {
+    std::vector<std::string> prefixes;
+    for (size_t s = 0; s < stages_.size(); ++s) {
+      for (size_t b = 0; b < stages_[s]->size(); ++b) {
+        prefixes.push_back("layer" + std::to_string(s + 1) + "." + std::to_string(b) + ".");
+      }
+    }
+    return prefixes;
+  }
+  void run_blocks_through(UnitRunner* runner) { runner_ = runner; }
 
  private:
   nn::Conv2d conv1_;
   nn::BatchNorm2d bn1_;
   std::vector<nn::Sequential> stages_;
   nn::Linear fc_{nullptr};
-  bool checkpoint_blocks_;  // each residual block's activations recomputed in backward
+  bool checkpoint_blocks_;        // each residual block's activations recomputed in backward
+  UnitRunner* runner_ = nullptr;  // ZeRO-3: gathers each block's parameters
 };
 TORCH_MODULE(ResNet);
 
@@ -131,6 +143,14 @@ Cnn::Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, 
 
 torch::Tensor Cnn::forward(const torch::Tensor& inputs) {
   return static_cast<ResNetImpl&>(*net_).forward(inputs);
+}
+
+std::vector<std::string> Cnn::unit_prefixes() const {
+  return static_cast<const ResNetImpl&>(*net_).block_prefixes();
+}
+
+void Cnn::run_blocks_through(UnitRunner* runner) {
+  static_cast<ResNetImpl&>(*net_).run_blocks_through(runner);
 }
 
 double Cnn::parameter_count(const std::vector<int64_t>& image, const std::vector<int64_t>& widths,

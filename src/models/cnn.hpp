@@ -27,6 +27,8 @@ class Cnn final : public ModuleModel {
                                 const std::vector<int64_t>& widths, int64_t blocks,
                                 int64_t classes);
   torch::Tensor forward(const torch::Tensor& inputs) override;
+  std::vector<std::string> unit_prefixes() const override;  // the residual blocks
+  void run_blocks_through(UnitRunner* runner) override;
 
  private:
   torch::nn::Module& root() override { return *net_; }

@@ -119,13 +119,23 @@ class GptNetImpl : public nn::Module {
     // (LibTorch's linear, where it runs, is one addmm on 2-D input only; on [N, T, C] it runs
     // matmul and then a second pass over the output to add the bias).
     x = x.view({windows * time, -1});
-    for (auto& module : *h_) {
-      auto block = std::dynamic_pointer_cast<BlockImpl>(module);
+    for (size_t i = 0; i < h_->size(); ++i) {
+      auto block = h_->ptr<BlockImpl>(i);
       auto run = [block, windows](const torch::Tensor& in) { return block->forward(in, windows); };
-      x = checkpoint_blocks_ ? checkpointed(run, x) : run(x);
+      auto kept = [this, run](const torch::Tensor& in) {
+        return checkpoint_blocks_ ? checkpointed(run, in) : run(in);
+      };
+      x = run_unit(runner_, i, kept, x);
     }
     return ln_f_(x);
   }
+
+  std::vector<std::string> block_prefixes() const {
+    std::vector<std::string> prefixes;
+    for (size_t i = 0; i < h_->size(); ++i) prefixes.push_back("h." + std::to_string(i) + ".");
+    return prefixes;
+  }
+  void run_blocks_through(UnitRunner* runner) { runner_ = runner; }
 
   // The head's weight [vocab, C]: the token embedding's (tied, as GPT-2) or lm_head's.
   const torch::Tensor& head_weight() const { return lm_head_ ? lm_head_->weight : wte_->weight; }
@@ -155,7 +165,8 @@ class GptNetImpl : public nn::Module {
   Linear lm_head_{nullptr};
   double dropout_;
   int64_t block_;
-  bool checkpoint_blocks_;  // each block's activations recomputed in backward
+  bool checkpoint_blocks_;        // each block's activations recomputed in backward
+  UnitRunner* runner_ = nullptr;  // ZeRO-3: gathers each block's parameters
 };
 TORCH_MODULE(GptNet);
 
@@ -186,6 +197,14 @@ std::optional<torch::Tensor> Gpt::chunked_loss(const torch::Tensor& tokens,
                                                const torch::Tensor& targets, int64_t rows) {
   auto& net = static_cast<GptNetImpl&>(*net_);
   return chunked_cross_entropy(net.hidden(tokens), net.head_weight(), targets.reshape({-1}), rows);
+}
+
+std::vector<std::string> Gpt::unit_prefixes() const {
+  return static_cast<const GptNetImpl&>(*net_).block_prefixes();
+}
+
+void Gpt::run_blocks_through(UnitRunner* runner) {
+  static_cast<GptNetImpl&>(*net_).run_blocks_through(runner);
 }
 
 double Gpt::parameter_count(const GptSpec& spec) {

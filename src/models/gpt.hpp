@@ -30,6 +30,8 @@ class Gpt final : public ModuleModel {
   torch::Tensor forward(const torch::Tensor& tokens) override;
   std::optional<torch::Tensor> chunked_loss(const torch::Tensor& tokens,
                                             const torch::Tensor& targets, int64_t rows) override;
+  std::vector<std::string> unit_prefixes() const override;  // the blocks, h.0. to h.(n-1).
+  void run_blocks_through(UnitRunner* runner) override;
 
  private:
   torch::nn::Module& root() override { return *net_; }

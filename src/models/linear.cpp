@@ -39,8 +39,11 @@ torch::Tensor gemm_forward(torch::autograd::AutogradContext* ctx, const torch::T
   torch::Tensor y;
   float beta = 0.0f;
   if (bias.defined()) {
-    // The bias enters as C's start value (beta = 1): one pass that the GEMM makes anyway.
-    y = bias.unsqueeze(0).expand({rows, out}).contiguous();
+    // The bias enters as C's start value (beta = 1): one pass that the GEMM makes anyway. A copy
+    // always: for one row the broadcast bias is contiguous already, and contiguous() would hand
+    // back the parameter itself for the GEMM to write into.
+    y = torch::empty({rows, out}, x.options());
+    y.copy_(bias.unsqueeze(0).expand({rows, out}));
     beta = 1.0f;
   } else {
     y = in > 0 ? torch::empty({rows, out}, x.options()) : torch::zeros({rows, out}, x.options());

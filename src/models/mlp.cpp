@@ -24,19 +24,27 @@ Mlp::Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs,
 
 torch::Tensor Mlp::forward(const torch::Tensor& inputs) {
   torch::Tensor x = inputs.dim() > 2 ? inputs.flatten(1) : inputs;
-  if (!checkpoint_blocks_) return net_->forward(x);
+  if (!checkpoint_blocks_ && !runner_) return net_->forward(x);
   // Hidden layers are (Linear, ReLU) pairs; the output layer runs plainly.
   const size_t layers = net_->size();
   for (size_t i = 0; i + 1 < layers; i += 2) {
     auto linear = net_->ptr(i);
     auto relu = net_->ptr(i + 1);
-    x = checkpointed(
-        [linear, relu](const torch::Tensor& in) {
-          return relu->as<torch::nn::ReLUImpl>()->forward(linear->as<LinearImpl>()->forward(in));
-        },
-        x);
+    auto run = [linear, relu](const torch::Tensor& in) {
+      return relu->as<torch::nn::ReLUImpl>()->forward(linear->as<LinearImpl>()->forward(in));
+    };
+    auto kept = [this, run](const torch::Tensor& in) {
+      return checkpoint_blocks_ ? checkpointed(run, in) : run(in);
+    };
+    x = run_unit(runner_, i / 2, kept, x);
   }
   return net_->ptr(layers - 1)->as<LinearImpl>()->forward(x);
+}
+
+std::vector<std::string> Mlp::unit_prefixes() const {
+  std::vector<std::string> prefixes;
+  for (size_t i = 0; i + 1 < net_->size(); i += 2) prefixes.push_back(std::to_string(i) + ".");
+  return prefixes;
 }
 
 double Mlp::parameter_count(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ddp/unit_runner.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
@@ -34,6 +35,14 @@ class Model {
                                                     int64_t /*rows*/) {
     return std::nullopt;
   }
+  // ZeRO-3's units (ddp/unit_plan.hpp): the name prefix of each block's parameters, in the order
+  // forward runs the blocks ("h.0.", "h.1.", ...); empty where the model names no blocks.
+  virtual std::vector<std::string> unit_prefixes() const { return {}; }
+  // From now on each block runs through `runner` (null: plainly).
+  virtual void run_blocks_through(UnitRunner* /*runner*/) {}
+  // Whether every rank must run every forward, data or not (ZeRO-3: each block's parameters are
+  // gathered from every rank): a rank whose rows are done runs one of them again.
+  virtual bool forwards_in_lockstep() const { return false; }
 };
 
 int64_t parameter_count(Model& model);

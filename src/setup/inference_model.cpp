@@ -7,6 +7,8 @@
 #include "io/checkpoint.hpp"
 #include "models/cpu_convolutions.hpp"
 #include "models/make_model.hpp"
+#include "train/distributed_optimizer.hpp"
+#include "train/evaluate.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -23,33 +25,64 @@ void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
   }
 }
 
+// ZeRO-3: `loaded`'s parameters cut into units, each rank keeping its blocks (of the values
+// the model was built with, until the checkpoint's are read into them).
+void shard_model(const Config& config, InferenceModel& loaded, Communicator& comm) {
+  const std::vector<NamedTensor> params = loaded.model->named_parameters();
+  std::vector<std::string> names;
+  std::vector<int64_t> numels;
+  for (const auto& p : params) {
+    names.push_back(p.name);
+    numels.push_back(p.tensor.numel());
+  }
+  UnitPlan plan = plan_units(names, numels, loaded.model->unit_prefixes());
+  std::vector<BucketShard> shards = plan_shards(plan.buckets, numels, comm.size(), comm.rank());
+  const std::vector<BucketShard> kept = shards;
+  loaded.units = std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards),
+                                                     comm, config.ddp.prefetch);
+  loaded.weights = std::make_unique<ShardedWeights>(params, kept, loaded.units->shards());
+  loaded.sharded = std::make_unique<ShardedModel>(*loaded.model, *loaded.units);
+}
+
 }  // namespace
 
 InferenceModel load_inference_model(const Config& config, const std::string& checkpoint,
-                                    const Job& job) {
+                                    const Job& job, Communicator* comm) {
   warn_of_cpu_convolution_problem(job);
   InferenceModel loaded;
   loaded.info = deck_data_info(config.data);
   loaded.model = make_model(config.model, loaded.info);
+  loaded.device = job.device.device;
+  // Sharded on the device, as training shards it.
+  if (comm && parameters_sharded(config.ddp, comm->size())) {
+    loaded.model->to(loaded.device);
+    shard_model(config, loaded, *comm);
+  }
   // A run that kept a moving average evaluated with it: so do eval and predict.
   loaded.step = load_model_weights(checkpoint, loaded.model->named_parameters(),
                                    loaded.model->named_buffers(),
-                                   /*prefer_ema=*/config.train.ema_decay > 0);
-  loaded.device = job.device.device;
-  loaded.model->to(loaded.device);
+                                   /*prefer_ema=*/config.train.ema_decay > 0, loaded.weights.get());
+  if (!loaded.units) loaded.model->to(loaded.device);
   loaded.model->train(false);
   return loaded;
 }
 
 torch::Tensor predict_rows(InferenceModel& loaded, const H5Dataset& inputs, int64_t first,
-                           int64_t count, int64_t batch) {
+                           int64_t count, int64_t batch, int64_t most_rows) {
   check_inputs(inputs, loaded.info);
   torch::NoGradGuard no_grad;
+  Model& model = loaded.runnable();
   std::vector<torch::Tensor> parts;
-  for (int64_t start = first; start < first + count; start += batch) {
+  const int64_t forwards = forwards_over(model, count, most_rows, batch);
+  for (int64_t k = 0; k < forwards; ++k) {
+    const int64_t start = first + k * batch;
     const int64_t n = std::min(batch, first + count - start);
+    if (n <= 0) {  // in lockstep, past this rank's rows: a forward that counts for nothing
+      model.forward(inputs.read_range(0, 1).to(torch::kFloat).to(loaded.device));
+      continue;
+    }
     const torch::Tensor x = inputs.read_range(start, n).to(torch::kFloat).to(loaded.device);
-    parts.push_back(loaded.model->forward(x).to(torch::kFloat).cpu().reshape({n, -1}));
+    parts.push_back(model.forward(x).to(torch::kFloat).cpu().reshape({n, -1}));
   }
   if (parts.empty()) return torch::empty({0, loaded.info.outputs}, torch::kFloat);
   return torch::cat(parts);

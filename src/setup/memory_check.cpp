@@ -46,15 +46,18 @@ std::optional<MemoryNeed> synthetic_data_need(const DataConfig& data, const Data
 }
 
 // Bytes per parameter value a rank holds on the CPU at ZeRO stage `level`: the fp32 weights,
-// the gradients (ZeRO-2: 1/N of them) and the optimizer moments (ZeRO-1 and 2: 1/N of them).
-// Pooled buckets and activations come on top: this is a lower bound. The weights count whole even
-// where ZeRO shares one copy per node: each rank builds its model in its own memory first.
+// the gradients (ZeRO-2 and 3: 1/N of them) and the optimizer moments (ZeRO-1 to 3: 1/N of them).
+// Pooled buckets, ZeRO-3's gathered units and activations come on top: this is a lower bound.
+// The weights count whole even where ZeRO shares one copy per node, and under ZeRO-3 at least
+// once: each rank builds its model in its own memory first, and shards it after.
 double bytes_per_value(const Config& config, int64_t level, int world_size) {
   const double moments =
       config.optim.type == OptimizerType::kAdamW ? 2 : (config.optim.momentum > 0 ? 1 : 0);
   const double shards = world_size > 1 ? static_cast<double>(world_size) : 1;
   const double gradients = level >= 2 ? 1 / shards : 1;
-  return sizeof(float) * (1 + gradients + (level >= 1 ? moments / shards : moments));
+  const double optimizer = level >= 1 ? moments / shards : moments;
+  if (level >= 3) return sizeof(float) * std::max(1.0, (2 + moments) / shards);
+  return sizeof(float) * (1 + gradients + optimizer);
 }
 
 // On the CPU, the model's fp32 weights and gradients and this rank's optimizer moments.

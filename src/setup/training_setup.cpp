@@ -80,7 +80,7 @@ void make_run_and_files(TrainingSetup& setup) {
   setup.files = std::make_unique<RunFiles>(
       setup.config,
       CheckpointContents{setup.model->named_parameters(), setup.model->named_buffers(),
-                         setup.config.resolved_text, &setup.state},
+                         setup.config.resolved_text, &setup.state, setup.run->sharded_weights()},
       *setup.world.group);
   setup.resume_path = setup.files->checkpoint_to_resume();
   if (setup.resume_path.empty()) return;

@@ -164,6 +164,10 @@ Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup
 
   Config trial_config = config;
   trial_config.train.batch_size = 1;
+  // ZeRO-3 would leave the model's parameters views of the trial trainer's released units. A
+  // trial's local backward makes every gradient whole anyway, so ZeRO-2's trial holds at least
+  // what a ZeRO-3 step does: the batch it finds fits.
+  trial_config.ddp.zero = std::min<int64_t>(trial_config.ddp.zero, 2);
   BatchSizeTrials trials;
   {
     // The trial trainer is the run's own kind (same buckets, optimizer, moving average, loss

@@ -95,6 +95,20 @@ class Checkpointed {
   virtual void load(const StateReader& root) = 0;
 };
 
+// The trainable parameters where no rank holds them whole (ZeRO-3): each rank writes and reads
+// its slices of them in /model, in the parameters' shapes, so the file is what an unsharded run
+// writes. The checkpoint leaves the tensors it holds to it.
+class CheckpointedWeights {
+ public:
+  virtual ~CheckpointedWeights() = default;
+  virtual bool holds(const std::string& name) const = 0;
+  // Collective: `model` is the writer (reader) of /model.
+  virtual void save(StateWriter& model) const = 0;
+  virtual void load(const StateReader& model) = 0;
+  // The tensors `group` has of those it holds (a moving average's /ema), the others kept.
+  virtual void load_present(const StateReader& group) = 0;
+};
+
 // The parts of a run's state, in the order they are written and read. Holds references: the
 // parts outlive the registry.
 class CheckpointRegistry {

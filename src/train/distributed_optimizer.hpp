@@ -60,6 +60,10 @@ inline bool optimizer_sharded(const DdpConfig& ddp, int world_size) {
 inline bool gradients_sharded(const DdpConfig& ddp, int world_size) {
   return ddp.zero >= 2 && world_size > 1;
 }
+// Whether the parameters are sharded as well (ZeRO-3).
+inline bool parameters_sharded(const DdpConfig& ddp, int world_size) {
+  return ddp.zero >= 3 && world_size > 1;
+}
 
 // The reducer picks the kind: sharded (ZeRO-1) when it reduce-scatters (Reducer::sharded(), which
 // the trainer asks for when optimizer_sharded(config.ddp, world size)), else replicated.

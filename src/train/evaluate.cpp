@@ -16,6 +16,11 @@ std::pair<int64_t, int64_t> share_of_rows(int64_t rows, int rank, int world) {
   return {first, base + (rank < extra ? 1 : 0)};
 }
 
+int64_t forwards_over(const Model& model, int64_t rows, int64_t most_rows, int64_t batch) {
+  const int64_t rows_run = model.forwards_in_lockstep() ? most_rows : rows;
+  return (rows_run + batch - 1) / batch;
+}
+
 EvalResult evaluate(Model& model, const Dataset& data, Communicator& comm, int64_t batch) {
   torch::NoGradGuard no_grad;
   model.train(false);
@@ -25,8 +30,15 @@ EvalResult evaluate(Model& model, const Dataset& data, Communicator& comm, int64
   // for each batch before the next is queued.
   torch::Tensor sums =
       torch::zeros({3}, torch::TensorOptions().dtype(torch::kDouble).device(comm.device()));
-  for (int64_t start = first; start < first + count; start += batch) {
+  const int64_t forwards =
+      forwards_over(model, count, share_of_rows(data.size(), 0, comm.size()).second, batch);
+  for (int64_t k = 0; k < forwards; ++k) {
+    const int64_t start = first + k * batch;
     const int64_t n = std::min(batch, first + count - start);
+    if (n <= 0) {  // in lockstep, past this rank's rows: a forward that counts for nothing
+      model.forward(data.get(torch::zeros({1}, torch::kLong)).inputs.to(comm.device()));
+      continue;
+    }
     const Batch b = data.get(torch::arange(start, start + n, torch::kLong));
     const torch::Tensor outputs = model.forward(b.inputs.to(comm.device()));
     sums += task_sums(info, outputs, b.targets.to(comm.device()));

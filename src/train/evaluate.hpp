@@ -21,6 +21,11 @@ struct EvalResult {
 // sizes differ by at most one.
 std::pair<int64_t, int64_t> share_of_rows(int64_t rows, int rank, int world);
 
+// The forwards a rank runs over its `rows` in batches of `batch`: as many as its rows need, or, for
+// a model whose forwards run in lockstep (Model::forwards_in_lockstep), as many as the rank with
+// the most rows (`most_rows`) needs.
+int64_t forwards_over(const Model& model, int64_t rows, int64_t most_rows, int64_t batch);
+
 // Collective: evaluates `model` (in eval mode, without gradients; its mode is restored) on all of
 // `data` in batches of `batch` rows per rank.
 EvalResult evaluate(Model& model, const Dataset& data, Communicator& comm, int64_t batch);

@@ -58,11 +58,19 @@ struct RunResult {
   std::string last_checkpoint;  // "" if none was written
   CheckpointTimes checkpoints;
   int64_t optimizer_state_bytes = 0;  // held by each rank at the end
-  int64_t parameter_bytes = 0;        // the model's parameters, frozen ones too, on each rank
-  int64_t gradient_bytes = 0;         // gradient memory on each rank (buckets, shards)
-  PeakMemory peak_memory;             // rank 0's, at the end
-  bool optimizer_sharded = false;     // ZeRO-1 or 2 at work: that is rank 0's shard
-  bool gradients_sharded = false;     // ZeRO-2 at work
+  // Parameters held by each rank: the model's, frozen ones too (ZeRO-3: the rank's shard of the
+  // trainable ones, and the frozen ones).
+  int64_t parameter_bytes = 0;
+  int64_t largest_unit_bytes = 0;   // ZeRO-3: the largest unit gathered whole while it runs
+  int64_t gradient_bytes = 0;       // gradient memory on each rank (buckets, shards)
+  PeakMemory peak_memory;           // rank 0's, at the end
+  bool optimizer_sharded = false;   // ZeRO-1, 2 or 3 at work: that is rank 0's shard
+  bool gradients_sharded = false;   // ZeRO-2 or 3 at work
+  bool parameters_sharded = false;  // ZeRO-3 at work
+  // The ZeRO stage at work (0 where nothing is sharded: no ZeRO, or one rank).
+  int zero_stage() const {
+    return parameters_sharded ? 3 : gradients_sharded ? 2 : optimizer_sharded ? 1 : 0;
+  }
 
   int64_t end_step() const { return first_step + steps; }
 };

@@ -38,7 +38,12 @@ ShardedOptimizer::ShardedOptimizer(const OptimConfig& config, std::vector<NamedT
   for (size_t b = 0; b < reducer_.shards().size(); ++b) {
     for (const ShardPiece& spec : reducer_.shards()[b].pieces) {
       const torch::Tensor& param = params_[spec.param].tensor;
-      Piece piece{spec.param, spec.param_offset, alias_of(param, spec.param_offset, spec.numel)};
+      // ZeRO-3: the values live in this rank's shard, not in the (released) parameter.
+      const torch::Tensor value =
+          reducer_.parameters_sharded()
+              ? alias_of(reducer_.parameter_shard(b), spec.block_offset, spec.numel)
+              : alias_of(param, spec.param_offset, spec.numel);
+      Piece piece{spec.param, spec.param_offset, value};
       piece.value.mutable_grad() =
           reducer_.shard_gradient(b).narrow(0, spec.block_offset, spec.numel);
       piece_index_[spec.param] = static_cast<int>(pieces_.size());

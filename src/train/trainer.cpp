@@ -28,6 +28,11 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   for (auto& p : model_.named_parameters()) {
     if (p.tensor.requires_grad()) trainable_.push_back(p);
   }
+  if (parameters_sharded(config.ddp, comm_.size()) && config.train.ema_decay > 0) {
+    throw ConfigError(
+        "option 'train.ema_decay' averages whole parameters, which no rank holds with "
+        "ddp.zero = 3: use ddp.zero = 2, or train.ema_decay = 0");
+  }
   DataParallelOptions options;
   options.bucket_mb = config.ddp.bucket_mb;
   options.first_bucket_mb = config.ddp.first_bucket_mb;
@@ -39,11 +44,20 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
     options.reduction = GradientReduction::kReduceScatter;
   }
   options.pooled_buckets = gradients_sharded(config.ddp, comm_.size());
+  options.parameters_sharded = parameters_sharded(config.ddp, comm_.size());
+  options.block_prefixes = model_.unit_prefixes();
+  options.prefetch = config.ddp.prefetch;
   options.shared_memory = config.ddp.shared_memory;
   // The moving average swaps itself into the parameters for evaluation, on each rank: with one
   // shared copy the ranks would swap each other's values.
   options.share_parameters = config.train.ema_decay == 0;
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
+  if (ShardedParameters* units = engine_->sharded_parameters()) {
+    sharded_model_ = std::make_unique<ShardedModel>(model_, *units);
+    sharded_weights_ =
+        std::make_unique<ShardedWeights>(trainable_, engine_->reducer().shards(), units->shards());
+    running_ = sharded_model_.get();
+  }
   optimizer_ = make_distributed_optimizer(config.optim, trainable_, engine_->reducer());
   lr_ = config.optim.lr;
   // After the broadcast: every rank starts its average from rank 0's parameters.
@@ -121,11 +135,11 @@ torch::Tensor Trainer::batch_loss(const Batch& batch) {
   const AutocastScope autocast(precision_, comm_.device());
   if (config_.train.loss_chunk > 0 && info_.task == Task::kNextToken) {
     if (std::optional<torch::Tensor> loss =
-            model_.chunked_loss(inputs, targets, config_.train.loss_chunk)) {
+            running_->chunked_loss(inputs, targets, config_.train.loss_chunk)) {
       return *loss;
     }
   }
-  return task_loss(info_, model_.forward(inputs).to(torch::kFloat), targets);
+  return task_loss(info_, running_->forward(inputs).to(torch::kFloat), targets);
 }
 
 void Trainer::backward(const torch::Tensor& loss, BackwardKind kind) {
@@ -172,6 +186,16 @@ TrainerFacts Trainer::facts() const {
   for (const auto& bucket : reducer.buckets()) facts.bucketed_values += bucket.numel;
   for (const auto& p : model_.named_parameters()) {
     facts.parameter_bytes += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
+  }
+  facts.held_parameter_bytes = facts.parameter_bytes;
+  if (const ShardedParameters* units = engine_->sharded_parameters()) {
+    facts.parameters_sharded = true;
+    for (const auto& p : trainable_) {
+      facts.held_parameter_bytes -=
+          p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
+    }
+    facts.held_parameter_bytes += units->held_bytes();
+    facts.largest_unit_bytes = units->largest_unit_bytes();
   }
   facts.gradient_bytes = reducer.held_bytes();
   facts.planned_gradient_bytes = reducer.planned_bytes();

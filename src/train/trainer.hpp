@@ -15,6 +15,7 @@
 #include "ddp/data_parallel.hpp"
 #include "models/autocast.hpp"
 #include "models/model.hpp"
+#include "models/sharded_model.hpp"
 #include "train/checkpointed.hpp"
 #include "train/distributed_optimizer.hpp"
 #include "train/ema.hpp"
@@ -22,6 +23,7 @@
 #include "train/gradient_gate.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/run_meter.hpp"
+#include "train/sharded_weights.hpp"
 
 namespace ddpt {
 
@@ -39,6 +41,11 @@ struct TrainerFacts {
   bool gradients_sharded = false;
   // ZeRO-1 or 2: the node's ranks hold one copy of the parameters in memory they share.
   bool parameters_shared = false;
+  // ZeRO-3 at work: each rank holds 1/N of the parameters, and one unit whole while it runs.
+  bool parameters_sharded = false;
+  // This rank's: all of them, or under ZeRO-3 its shard of the trainable ones and the frozen ones.
+  int64_t held_parameter_bytes = 0;
+  int64_t largest_unit_bytes = 0;      // ZeRO-3: the largest unit gathered whole
   int64_t bucketed_values = 0;         // values all-reduced per step (the trainable ones)
   std::string schedule;                // the learning rate schedule in words
   double spike_lr_factor = 1;          // the spike guard's factor on the learning rate so far
@@ -47,6 +54,10 @@ struct TrainerFacts {
   int64_t parameter_bytes = 0;         // every parameter of the model, frozen ones too
   int64_t gradient_bytes = 0;          // this rank's (Reducer::held_bytes)
   int64_t planned_gradient_bytes = 0;  // ... once a backward has run (Reducer::planned_bytes)
+  // The ZeRO stage at work (0 where nothing is sharded: no ZeRO, or one rank).
+  int zero_stage() const {
+    return parameters_sharded ? 3 : gradients_sharded ? 2 : optimizer_sharded ? 1 : 0;
+  }
 };
 
 class Trainer {
@@ -74,8 +85,18 @@ class Trainer {
   double lr() const { return lr_; }
   double grad_norm() const;
   const LrSchedule& schedule() const { return schedule_; }
-  // The model it trains (on the communicator's device).
-  Model& model() { return model_; }
+  // The model it trains (on the communicator's device), as forward runs it (ZeRO-3: its blocks
+  // gathered as they run).
+  Model& model() { return *running_; }
+  // Collective under ZeRO-3: every parameter of the model whole while the guard lives; null (and
+  // nothing to do) otherwise, where they always are.
+  std::unique_ptr<ShardedParameters::Whole> whole_parameters() {
+    ShardedParameters* units = engine_->sharded_parameters();
+    return units ? std::make_unique<ShardedParameters::Whole>(*units) : nullptr;
+  }
+  // ZeRO-3: what checkpoints read and write of the trainable parameters (each rank its slices);
+  // null otherwise.
+  CheckpointedWeights* sharded_weights() { return sharded_weights_.get(); }
 
   // RAII: the model holds the moving average of its weights (train.ema_decay) while this lives,
   // as evaluation sees them; without a moving average, nothing changes.
@@ -114,9 +135,12 @@ class Trainer {
   const Config& config_;
   Communicator& comm_;
   Model& model_;
+  Model* running_ = &model_;  // model_, or sharded_model_ under ZeRO-3
   const Dataset& data_;
   DatasetInfo info_;
   std::unique_ptr<DataParallel> engine_;
+  std::unique_ptr<ShardedModel> sharded_model_;      // ZeRO-3
+  std::unique_ptr<ShardedWeights> sharded_weights_;  // ZeRO-3
   std::vector<NamedTensor> trainable_;
   std::unique_ptr<DistributedOptimizer> optimizer_;
   double lr_ = 0;  // of the last step

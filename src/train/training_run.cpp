@@ -117,11 +117,13 @@ RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>
   result.ranks = gather_rank_steps(group_, result.split);
   const TrainerFacts end = trainer_.facts();
   result.optimizer_state_bytes = end.optimizer_state_bytes;
-  result.parameter_bytes = end.parameter_bytes;
+  result.parameter_bytes = end.held_parameter_bytes;
+  result.largest_unit_bytes = end.largest_unit_bytes;
   result.gradient_bytes = end.gradient_bytes;
   result.peak_memory = peak_memory(comm_.device());
   result.optimizer_sharded = end.optimizer_sharded;
   result.gradients_sharded = end.gradients_sharded;
+  result.parameters_sharded = end.parameters_sharded;
   return result;
 }
 

@@ -87,6 +87,8 @@ class TrainingRun : public Checkpointed {
   void register_state(CheckpointRegistry& registry);
   // Continue after `steps_done` steps (the state has been loaded from a checkpoint).
   void resume_at(int64_t steps_done);
+  // ZeRO-3: the trainable parameters' part of checkpoints (Trainer::sharded_weights); else null.
+  CheckpointedWeights* sharded_weights() { return trainer_.sharded_weights(); }
   const Trainer& trainer() const { return trainer_; }
   Trainer& trainer() { return trainer_; }
   // Collective: runs to train.steps, or to the step after which every rank agreed to stop, then

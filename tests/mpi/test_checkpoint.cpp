@@ -80,11 +80,12 @@ TrainedState run(const Config& deck, int64_t every, const std::string& resume) {
   CheckpointRegistry registry;
   training.register_state(registry);
   const CheckpointContents state{model->named_parameters(), model->named_buffers(),
-                                 config.resolved_text, &registry};
+                                 config.resolved_text, &registry, training.sharded_weights()};
   if (!resume.empty()) training.resume_at(load_checkpoint(resume, state, comm.rank(), comm.size()));
   CheckpointsOnly output(config.run.dir, state, group);
   TrainedState result;
   for (const auto& record : training.run(output).records) result.losses.push_back(record.loss);
+  const auto whole = training.trainer().whole_parameters();  // ZeRO-3: gathered to be read
   for (const auto& p : model->named_parameters())
     result.params.push_back(p.tensor.detach().clone());
   for (const auto& a : training.trainer().ema_averages()) result.ema.push_back(a.tensor.clone());
@@ -145,6 +146,11 @@ TEST(Checkpoint, ResumedRunContinuesTheMovingAverageBitForBit) {
 // it back.
 TEST(Checkpoint, ZeroResumedRunRepeatsTheUninterruptedRunBitForBit) {
   expect_exact_resume(0.0, 1);
+}
+
+// ZeRO-3: each rank saves its shard of the parameters as well, and reads it back.
+TEST(Checkpoint, Zero3ResumedRunRepeatsTheUninterruptedRunBitForBit) {
+  expect_exact_resume(0.0, 3);
 }
 
 // The message of the error (exit code 3) that loading `path` raises ("" if none), and whether

@@ -90,6 +90,7 @@ TrainedRun train(const Config& config, MPI_Comm comm) {
   TrainedRun run;
   run.records = training.run(output).records;
   run.facts = training.trainer().facts();
+  const auto whole = training.trainer().whole_parameters();  // ZeRO-3: gathered to be read
   for (const auto& p : model->named_parameters()) run.params.push_back(p.tensor.detach().clone());
   for (const auto& b : model->named_buffers()) run.buffers.push_back(b.tensor.detach().clone());
   return run;

@@ -69,6 +69,19 @@ TEST(Linear, MatchesFloat64OnTheModelsShapes) {
   expect_matches_float64({3, 1}, 1, true);
 }
 
+// One row: the bias broadcast to [1, out] is the bias itself, contiguous; the product must start
+// from a copy of it, not write into the parameter (a 1-row forward, as predict's last batch can
+// be, once left the output in the bias).
+TEST(Linear, OneRowLeavesTheBiasAlone) {
+  torch::manual_seed(5);
+  const torch::Tensor w = torch::randn({7, 5});
+  const torch::Tensor b = torch::randn({7});
+  const torch::Tensor before = b.clone();
+  const torch::Tensor y = ddpt::linear(torch::randn({1, 5}), w, b);
+  EXPECT_TRUE(torch::equal(b, before)) << "the bias was written";
+  EXPECT_NE(y.data_ptr(), b.data_ptr()) << "the output is the bias's memory";
+}
+
 TEST(Linear, TransposedInputAndFrozenWeight) {
   if (!cpu_gemm_available()) GTEST_SKIP() << "built without a CPU GEMM: linear() is LibTorch's";
   torch::manual_seed(5);

@@ -1,0 +1,147 @@
+#include "ddp/sharded_parameters.hpp"
+
+#include <algorithm>
+
+#include "ddp/releasable_storage.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+
+ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan,
+                                     std::vector<BucketShard> shards, Communicator& comm,
+                                     bool prefetch)
+    : params_(std::move(params)),
+      plan_(std::move(plan)),
+      shards_(std::move(shards)),
+      comm_(comm),
+      prefetch_(prefetch),
+      units_(plan_.buckets.size()) {
+  torch::NoGradGuard no_grad;
+  for (size_t b = 0; b < plan_.buckets.size(); ++b) {
+    const BucketSpec& spec = plan_.buckets[b];
+    const torch::Tensor& first = params_[spec.params.front()].tensor;
+    const int64_t block = shards_[b].block;
+    Unit& unit = units_[b];
+    unit.gathered = torch::zeros({block * comm_.size()}, first.options().requires_grad(false));
+    for (size_t k = 0; k < spec.params.size(); ++k) {
+      const torch::Tensor& param = params_[spec.params[k]].tensor;
+      if (param.scalar_type() != first.scalar_type() || param.device() != first.device()) {
+        throw Error("ZeRO-3: the parameters of one unit differ in dtype or device ('" +
+                        params_[spec.params[k]].name + "')",
+                    ExitCode::kInternal, Raised::kAllRanks);
+      }
+      unit.gathered.narrow(0, spec.offsets[k], param.numel()).copy_(param.detach().reshape(-1));
+    }
+    unit.shard = unit.gathered.narrow(0, block * comm_.rank(), block).clone();
+    // set_data keeps each parameter's identity (the model's references, its autograd metadata)
+    // and replaces only its memory by its slot in the unit's buffer.
+    for (size_t k = 0; k < spec.params.size(); ++k) {
+      torch::Tensor& param = params_[spec.params[k]].tensor;
+      param.set_data(unit.gathered.narrow(0, spec.offsets[k], param.numel()).view(param.sizes()));
+    }
+    release_storage(unit.gathered);
+  }
+}
+
+ShardedParameters::Forward::Forward(ShardedParameters& units) : units_(units) {
+  const std::vector<size_t>& root = units_.plan_.buckets_of_unit[units_.plan_.root()];
+  for (const size_t b : root) units_.gather(b);
+  for (const size_t b : root) units_.wait(b);
+  const int first = units_.bucket_of(0);
+  if (units_.prefetch_ && first >= 0) units_.gather(static_cast<size_t>(first));
+}
+
+ShardedParameters::Forward::~Forward() {
+  // Without autograd no backward follows: nothing needs the parameters any more.
+  if (!torch::GradMode::is_enabled()) units_.release_all();
+}
+
+ShardedParameters::Whole::Whole(ShardedParameters& units) : units_(units) {
+  for (size_t b = 0; b < units_.units_.size(); ++b) units_.gather(b);
+  for (size_t b = 0; b < units_.units_.size(); ++b) units_.wait(b);
+}
+
+torch::Tensor ShardedParameters::run(size_t unit, const Block& block, const torch::Tensor& input) {
+  const int b = bucket_of(static_cast<int64_t>(unit));
+  if (b < 0) return block(input);
+  wait(static_cast<size_t>(b));
+  const int next = bucket_of(static_cast<int64_t>(unit) + 1);
+  if (prefetch_ && next >= 0) gather(static_cast<size_t>(next));
+  torch::Tensor output = block(input);
+  // Runs when the output's gradient is complete, before any of the unit's backward: what the
+  // unit's operations saved of its parameters reads the gathered memory again.
+  if (output.requires_grad()) {
+    output.register_hook([this, unit](const torch::Tensor&) { before_backward(unit); });
+  }
+  release(static_cast<size_t>(b));
+  return output;
+}
+
+void ShardedParameters::before_backward(size_t unit) {
+  wait(static_cast<size_t>(bucket_of(static_cast<int64_t>(unit))));
+  const int previous = bucket_of(static_cast<int64_t>(unit) - 1);
+  if (prefetch_ && previous >= 0) gather(static_cast<size_t>(previous));
+}
+
+int ShardedParameters::bucket_of(int64_t unit) const {
+  if (unit < 0 || unit >= static_cast<int64_t>(plan_.root())) return -1;
+  const std::vector<size_t>& buckets = plan_.buckets_of_unit[static_cast<size_t>(unit)];
+  return buckets.empty() ? -1 : static_cast<int>(buckets.front());  // a block has one
+}
+
+void ShardedParameters::gather(size_t bucket) {
+  Unit& unit = units_[bucket];
+  if (unit.state != State::kReleased) return;
+  torch::NoGradGuard no_grad;
+  restore_storage(unit.gathered);
+  const int64_t block = shards_[bucket].block;
+  unit.gathered.narrow(0, block * comm_.rank(), block).copy_(unit.shard);
+  unit.work = comm_.all_gather_in_place_async(unit.gathered);
+  unit.state = State::kGathering;
+}
+
+void ShardedParameters::wait(size_t bucket) {
+  Unit& unit = units_[bucket];
+  if (unit.state == State::kReleased) gather(bucket);
+  if (unit.state == State::kGathering) {
+    unit.work->wait();
+    unit.work.reset();
+    unit.state = State::kGathered;
+  }
+}
+
+void ShardedParameters::release(size_t bucket) {
+  Unit& unit = units_[bucket];
+  if (unit.state == State::kReleased) return;
+  // A collective may still be writing into the memory.
+  if (unit.state == State::kGathering) unit.work->wait();
+  unit.work.reset();
+  release_storage(unit.gathered);
+  unit.state = State::kReleased;
+}
+
+void ShardedParameters::release_all() {
+  for (size_t b = 0; b < units_.size(); ++b) release(b);
+}
+
+std::vector<torch::Tensor> ShardedParameters::shards() const {
+  std::vector<torch::Tensor> out;
+  for (const Unit& unit : units_) out.push_back(unit.shard);
+  return out;
+}
+
+int64_t ShardedParameters::held_bytes() const {
+  int64_t bytes = 0;
+  for (const Unit& unit : units_) bytes += unit.shard.numel() * unit.shard.element_size();
+  return bytes;
+}
+
+int64_t ShardedParameters::largest_unit_bytes() const {
+  int64_t bytes = 0;
+  for (const Unit& unit : units_) {
+    bytes = std::max<int64_t>(bytes, unit.gathered.numel() * unit.gathered.element_size());
+  }
+  return bytes;
+}
+
+}  // namespace ddpt

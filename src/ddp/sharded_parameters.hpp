@@ -1,0 +1,105 @@
+// ZeRO-3 (ddp.zero = 3): each rank holds 1/N of the parameters. A unit's parameters
+// (ddp/unit_plan.hpp) are all-gathered just before the unit runs and released after it, gathered
+// again just before its backward and released once its gradients are reduce-scattered (the Reducer,
+// as under ZeRO-2, with one bucket per unit). With prefetch, the next unit's all-gather runs while
+// the current unit computes: in forward the unit after it, in backward the one before it.
+//
+// Each unit's parameters are views of one flat buffer, padded to a multiple of the world size and
+// cut into one block per rank as the unit's gradient bucket is (ddp/shard_plan.hpp). Rank r keeps
+// block r of every unit (its shard, which its optimizer updates in place) and the buffer's memory
+// exists only while the unit is gathered (ddp/releasable_storage.hpp). The root unit (embeddings,
+// final norm, head; one buffer per bucket) is gathered at the start of a forward and held until
+// its gradients are in.
+//
+// Collectives match across ranks because every rank runs the same graph: gathers are launched in
+// forward in unit order, and in backward from the hooks on each unit's output, which the autograd
+// engine reaches in the same order on every rank as it does the reducer's hooks.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "ddp/shard_plan.hpp"
+#include "ddp/unit_plan.hpp"
+#include "ddp/unit_runner.hpp"
+#include "util/named_tensor.hpp"
+
+namespace ddpt {
+
+class ShardedParameters final : public UnitRunner {
+ public:
+  // `params` hold the same values on every rank (rank 0's, broadcast): each rank keeps its blocks
+  // and every parameter becomes a view of its unit's buffer, released until the unit runs.
+  ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, std::vector<BucketShard> shards,
+                    Communicator& comm, bool prefetch);
+  ShardedParameters(const ShardedParameters&) = delete;
+  ShardedParameters& operator=(const ShardedParameters&) = delete;
+
+  // RAII around a model's forward: the root unit gathered; released at the end where no backward
+  // will follow (autograd off), else held for the backward.
+  class Forward {
+   public:
+    explicit Forward(ShardedParameters& units);
+    ~Forward();
+    Forward(const Forward&) = delete;
+    Forward& operator=(const Forward&) = delete;
+
+   private:
+    ShardedParameters& units_;
+  };
+
+  // RAII, collective: every unit gathered while it lives, so that each parameter reads whole (to
+  // compare or export the trained model); released after.
+  class Whole {
+   public:
+    explicit Whole(ShardedParameters& units);
+    ~Whole() { units_.release_all(); }
+    Whole(const Whole&) = delete;
+    Whole& operator=(const Whole&) = delete;
+
+   private:
+    ShardedParameters& units_;
+  };
+
+  torch::Tensor run(size_t unit, const Block& block, const torch::Tensor& input) override;
+  // Bucket `b`'s gradients are all in (the reducer launched its reduce-scatter): its unit's
+  // gathered parameters go.
+  void gradients_done(size_t bucket) { release(bucket); }
+  // After a backward: every unit released (a local backward reduces nothing and says nothing).
+  void release_all();
+
+  // This rank's block of bucket `b`'s parameter values (what its optimizer updates).
+  const torch::Tensor& shard(size_t bucket) const { return units_[bucket].shard; }
+  std::vector<torch::Tensor> shards() const;
+  // Bytes of parameters this rank keeps, and of the largest unit gathered whole.
+  int64_t held_bytes() const;
+  int64_t largest_unit_bytes() const;
+  bool prefetches() const { return prefetch_; }
+
+ private:
+  enum class State { kReleased, kGathering, kGathered };
+  struct Unit {
+    torch::Tensor gathered;  // flat, padded; memory only while gathered
+    torch::Tensor shard;     // this rank's block, kept
+    std::shared_ptr<Work> work;
+    State state = State::kReleased;
+  };
+  void gather(size_t bucket);   // launched, not waited for; nothing if gathered or in flight
+  void wait(size_t bucket);     // gathered on return
+  void release(size_t bucket);  // waits for a gather in flight first
+  // The bucket of unit `unit`, or -1 where it has none or there is no such unit.
+  int bucket_of(int64_t unit) const;
+  void before_backward(size_t unit);
+
+  std::vector<NamedTensor> params_;
+  UnitPlan plan_;
+  std::vector<BucketShard> shards_;
+  Communicator& comm_;
+  bool prefetch_;
+  std::vector<Unit> units_;  // by bucket
+};
+
+}  // namespace ddpt

@@ -1,0 +1,51 @@
+#include "ddp/unit_plan.hpp"
+
+namespace ddpt {
+
+UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int64_t>& numels,
+                    const std::vector<std::string>& block_prefixes) {
+  UnitPlan plan;
+  plan.units = block_prefixes.size() + 1;
+  for (const std::string& name : names) {
+    size_t unit = plan.root();
+    for (size_t u = 0; u < block_prefixes.size(); ++u) {
+      if (name.rfind(block_prefixes[u], 0) == 0) {
+        unit = u;
+        break;
+      }
+    }
+    plan.unit_of_param.push_back(unit);
+  }
+  plan.buckets_of_unit.assign(plan.units, {});
+  // The root's parameters registered before any block's: its input side.
+  size_t first_block_param = names.size();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (plan.unit_of_param[i] != plan.root()) {
+      first_block_param = i;
+      break;
+    }
+  }
+  // `unit`'s parameters with index in [from, to), in reverse registration order.
+  auto add_bucket = [&](size_t unit, size_t from, size_t to) {
+    BucketSpec spec;
+    for (size_t i = to; i-- > from;) {
+      if (plan.unit_of_param[i] != unit) continue;
+      spec.params.push_back(i);
+      spec.offsets.push_back(spec.numel);
+      spec.numel += numels[i];
+    }
+    if (spec.params.empty()) return;
+    plan.buckets_of_unit[unit].push_back(plan.buckets.size());
+    plan.unit_of_bucket.push_back(unit);
+    plan.buckets.push_back(std::move(spec));
+  };
+  auto add_root_buckets = [&](size_t from, size_t to) {
+    for (size_t i = to; i-- > from;) add_bucket(plan.root(), i, i + 1);
+  };
+  add_root_buckets(first_block_param, names.size());
+  for (size_t u = block_prefixes.size(); u-- > 0;) add_bucket(u, 0, names.size());
+  add_root_buckets(0, first_block_param);
+  return plan;
+}
+
+}  // namespace ddpt

@@ -1,0 +1,69 @@
+// ZeRO-3's units (ddp/unit_plan.hpp) and the memory they come and go in
+// (ddp/releasable_storage.hpp).
+#include <gtest/gtest.h>
+
+#include "ddp/releasable_storage.hpp"
+#include "ddp/unit_plan.hpp"
+
+namespace ddpt {
+namespace {
+
+// A GPT's parameters in registration order: embeddings, two blocks, the final norm.
+const std::vector<std::string> kNames{"wte.weight",     "wpe.weight",      "h.0.attn.weight",
+                                      "h.0.mlp.weight", "h.1.attn.weight", "h.1.mlp.weight",
+                                      "ln_f.weight",    "ln_f.bias"};
+const std::vector<int64_t> kNumels{100, 20, 30, 40, 31, 41, 5, 5};
+
+TEST(UnitPlan, BlocksAreUnitsAndTheRestIsTheRoot) {
+  const UnitPlan plan = plan_units(kNames, kNumels, {"h.0.", "h.1."});
+  ASSERT_EQ(plan.units, 3u);
+  EXPECT_EQ(plan.unit_of_param, (std::vector<size_t>{2, 2, 0, 0, 1, 1, 2, 2}));
+}
+
+TEST(UnitPlan, BucketsInTheOrderBackwardFinishesThem) {
+  const UnitPlan plan = plan_units(kNames, kNumels, {"h.0.", "h.1."});
+  // The final norm's parameters one by one, block 1, block 0, the embeddings one by one.
+  std::vector<std::vector<size_t>> params;
+  for (const BucketSpec& b : plan.buckets) params.push_back(b.params);
+  EXPECT_EQ(params, (std::vector<std::vector<size_t>>{{7}, {6}, {5, 4}, {3, 2}, {1}, {0}}));
+  EXPECT_EQ(plan.unit_of_bucket, (std::vector<size_t>{2, 2, 1, 0, 2, 2}));
+  EXPECT_EQ(plan.buckets_of_unit[0], (std::vector<size_t>{3}));
+  EXPECT_EQ(plan.buckets_of_unit[1], (std::vector<size_t>{2}));
+  EXPECT_EQ(plan.buckets_of_unit[2], (std::vector<size_t>{0, 1, 4, 5}));
+  EXPECT_EQ(plan.buckets[2].offsets, (std::vector<int64_t>{0, 41}));
+  EXPECT_EQ(plan.buckets[2].numel, 72);
+}
+
+TEST(UnitPlan, ABlockWithoutTrainableParametersHasNoBucket) {
+  // h.0's parameters frozen: not among the trainable ones the plan is made of.
+  const UnitPlan plan =
+      plan_units({"wte.weight", "h.1.w", "ln_f.weight"}, {10, 20, 5}, {"h.0.", "h.1."});
+  EXPECT_TRUE(plan.buckets_of_unit[0].empty());
+  EXPECT_EQ(plan.buckets_of_unit[1], (std::vector<size_t>{1}));
+  EXPECT_EQ(plan.buckets.size(), 3u);
+}
+
+TEST(UnitPlan, PrefixesMatchWholeNamesOnly) {
+  // "1." is not a prefix of "10.weight": the MLP's layers 1 and 10 are different units.
+  const UnitPlan plan = plan_units({"1.weight", "10.weight"}, {3, 3}, {"1.", "10."});
+  EXPECT_EQ(plan.unit_of_param, (std::vector<size_t>{0, 1}));
+}
+
+TEST(ReleasableStorage, ViewsSeeTheMemoryRestoredAndWrittenAgain) {
+  const torch::Tensor flat = torch::arange(12, torch::kFloat);
+  torch::Tensor param = torch::empty({0});
+  param.set_data(flat.narrow(0, 4, 6).view({2, 3}));
+  const auto version = param._version();
+  ASSERT_TRUE(storage_held(flat));
+  release_storage(flat);
+  EXPECT_FALSE(storage_held(flat));
+  EXPECT_EQ(flat.storage().nbytes(), 0u);
+  restore_storage(flat);
+  EXPECT_TRUE(storage_held(flat));
+  flat.copy_(torch::arange(12, torch::kFloat) * 2);
+  EXPECT_TRUE(torch::equal(param, (torch::arange(4, 10, torch::kFloat) * 2).view({2, 3})));
+  EXPECT_EQ(param._version(), version) << "what autograd saved would read as modified";
+}
+
+}  // namespace
+}  // namespace ddpt
