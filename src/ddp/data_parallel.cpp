@@ -101,7 +101,9 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
     names.push_back(p.name);
     numels.push_back(p.tensor.numel());
   }
-  UnitPlan plan = plan_units(names, numels, options.block_prefixes);
+  // A parameter of at least the bucket cap is a bucket of its own, as under ZeRO-2.
+  const int64_t large = reducer.bucket_bytes / static_cast<int64_t>(sizeof(float));
+  UnitPlan plan = plan_units(names, numels, options.block_prefixes, large);
   std::vector<BucketShard> shards = plan_shards(plan.buckets, numels, comm_.size(), comm_.rank());
   reducer.plan = plan.buckets;
   reducer.reduction = GradientReduction::kReduceScatter;

@@ -303,6 +303,12 @@ void Reducer::launch_ready_buckets() {
       bucket.work = comm_.all_reduce_async(sent, ReduceOp::kSum);
     }
     ++next_bucket_;
+    // ZeRO-2 and 3: at most a pool's worth of reductions in flight. A bucket of one large
+    // parameter borrows no pooled buffer, and would otherwise hold backward's gradient of it until
+    // the backward ends, every such bucket at once.
+    while (pooled_ && next_bucket_ - next_completed_ > BucketPool::kEntriesBeforeWaiting) {
+      complete_reduction(next_completed_++, /*inside_backward=*/true);
+    }
   }
 }
 

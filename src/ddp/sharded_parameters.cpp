@@ -47,8 +47,9 @@ ShardedParameters::Forward::Forward(ShardedParameters& units) : units_(units) {
   const std::vector<size_t>& root = units_.plan_.buckets_of_unit[units_.plan_.root()];
   for (const size_t b : root) units_.gather(b);
   for (const size_t b : root) units_.wait(b);
-  const int first = units_.bucket_of(0);
-  if (units_.prefetch_ && first >= 0) units_.gather(static_cast<size_t>(first));
+  if (units_.prefetch_) {
+    for (const size_t b : units_.block_buckets(0)) units_.gather(b);
+  }
 }
 
 ShardedParameters::Forward::~Forward() {
@@ -62,31 +63,35 @@ ShardedParameters::Whole::Whole(ShardedParameters& units) : units_(units) {
 }
 
 torch::Tensor ShardedParameters::run(size_t unit, const Block& block, const torch::Tensor& input) {
-  const int b = bucket_of(static_cast<int64_t>(unit));
-  if (b < 0) return block(input);
-  wait(static_cast<size_t>(b));
-  const int next = bucket_of(static_cast<int64_t>(unit) + 1);
-  if (prefetch_ && next >= 0) gather(static_cast<size_t>(next));
+  const std::vector<size_t>& buckets = block_buckets(static_cast<int64_t>(unit));
+  if (buckets.empty()) return block(input);
+  for (const size_t b : buckets) gather(b);
+  for (const size_t b : buckets) wait(b);
+  if (prefetch_) {
+    for (const size_t b : block_buckets(static_cast<int64_t>(unit) + 1)) gather(b);
+  }
   torch::Tensor output = block(input);
   // Runs when the output's gradient is complete, before any of the unit's backward: what the
   // unit's operations saved of its parameters reads the gathered memory again.
   if (output.requires_grad()) {
     output.register_hook([this, unit](const torch::Tensor&) { before_backward(unit); });
   }
-  release(static_cast<size_t>(b));
+  for (const size_t b : buckets) release(b);
   return output;
 }
 
 void ShardedParameters::before_backward(size_t unit) {
-  wait(static_cast<size_t>(bucket_of(static_cast<int64_t>(unit))));
-  const int previous = bucket_of(static_cast<int64_t>(unit) - 1);
-  if (prefetch_ && previous >= 0) gather(static_cast<size_t>(previous));
+  const std::vector<size_t>& buckets = block_buckets(static_cast<int64_t>(unit));
+  for (const size_t b : buckets) gather(b);
+  for (const size_t b : buckets) wait(b);
+  if (prefetch_) {
+    for (const size_t b : block_buckets(static_cast<int64_t>(unit) - 1)) gather(b);
+  }
 }
 
-int ShardedParameters::bucket_of(int64_t unit) const {
-  if (unit < 0 || unit >= static_cast<int64_t>(plan_.root())) return -1;
-  const std::vector<size_t>& buckets = plan_.buckets_of_unit[static_cast<size_t>(unit)];
-  return buckets.empty() ? -1 : static_cast<int>(buckets.front());  // a block has one
+const std::vector<size_t>& ShardedParameters::block_buckets(int64_t unit) const {
+  if (unit < 0 || unit >= static_cast<int64_t>(plan_.root())) return none_;
+  return plan_.buckets_of_unit[static_cast<size_t>(unit)];
 }
 
 void ShardedParameters::gather(size_t bucket) {

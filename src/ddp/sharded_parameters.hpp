@@ -90,8 +90,8 @@ class ShardedParameters final : public UnitRunner {
   void gather(size_t bucket);   // launched, not waited for; nothing if gathered or in flight
   void wait(size_t bucket);     // gathered on return
   void release(size_t bucket);  // waits for a gather in flight first
-  // The bucket of unit `unit`, or -1 where it has none or there is no such unit.
-  int bucket_of(int64_t unit) const;
+  // The buckets of block `unit`; none where it has no trainable parameters or is no block.
+  const std::vector<size_t>& block_buckets(int64_t unit) const;
   void before_backward(size_t unit);
 
   std::vector<NamedTensor> params_;
@@ -100,6 +100,7 @@ class ShardedParameters final : public UnitRunner {
   Communicator& comm_;
   bool prefetch_;
   std::vector<Unit> units_;  // by bucket
+  const std::vector<size_t> none_;
 };
 
 }  // namespace ddpt

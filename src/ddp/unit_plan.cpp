@@ -1,9 +1,11 @@
 #include "ddp/unit_plan.hpp"
 
+#include <functional>
+
 namespace ddpt {
 
 UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int64_t>& numels,
-                    const std::vector<std::string>& block_prefixes) {
+                    const std::vector<std::string>& block_prefixes, int64_t large) {
   UnitPlan plan;
   plan.units = block_prefixes.size() + 1;
   for (const std::string& name : names) {
@@ -25,11 +27,11 @@ UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int
       break;
     }
   }
-  // `unit`'s parameters with index in [from, to), in reverse registration order.
-  auto add_bucket = [&](size_t unit, size_t from, size_t to) {
+  // A bucket of `unit`'s parameters that `take` accepts, in reverse registration order.
+  auto add_bucket = [&](size_t unit, const std::function<bool(size_t)>& take) {
     BucketSpec spec;
-    for (size_t i = to; i-- > from;) {
-      if (plan.unit_of_param[i] != unit) continue;
+    for (size_t i = names.size(); i-- > 0;) {
+      if (plan.unit_of_param[i] != unit || !take(i)) continue;
       spec.params.push_back(i);
       spec.offsets.push_back(spec.numel);
       spec.numel += numels[i];
@@ -40,10 +42,17 @@ UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int
     plan.buckets.push_back(std::move(spec));
   };
   auto add_root_buckets = [&](size_t from, size_t to) {
-    for (size_t i = to; i-- > from;) add_bucket(plan.root(), i, i + 1);
+    for (size_t i = to; i-- > from;) add_bucket(plan.root(), [i](size_t j) { return j == i; });
   };
   add_root_buckets(first_block_param, names.size());
-  for (size_t u = block_prefixes.size(); u-- > 0;) add_bucket(u, 0, names.size());
+  // A block's large parameters, then the rest of it: backward makes its gradients in about that
+  // order (the block's last layer first).
+  for (size_t u = block_prefixes.size(); u-- > 0;) {
+    for (size_t i = names.size(); i-- > 0;) {
+      if (numels[i] >= large) add_bucket(u, [i](size_t j) { return j == i; });
+    }
+    add_bucket(u, [&](size_t j) { return numels[j] < large; });
+  }
   add_root_buckets(0, first_block_param);
   return plan;
 }

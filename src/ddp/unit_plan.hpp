@@ -3,7 +3,9 @@
 // "h.1.", ...); each block is a unit, and the parameters of no block (embeddings, final norm,
 // head) form the root unit, held from the start of a forward to the end of its backward.
 // A block is one gradient bucket as well, so that its gradients are reduce-scattered as soon as
-// its backward is done and its gathered parameters can go at the same moment. Each of the root's
+// its backward is done and its gathered parameters can go at the same moment; except that a
+// parameter of at least the bucket cap is a bucket of its own, which borrows no pooled buffer
+// (ddp/reducer.hpp: the pool's buffers are the size of the largest bucket). Each of the root's
 // parameters is a bucket of its own, in the order backward finishes them: those registered after
 // the blocks (final norm, head) first, those registered before them (embeddings) last. As one
 // bucket the root would borrow a pooled buffer at the start of backward and hold it to the end,
@@ -26,7 +28,7 @@ struct UnitPlan {
   // blocks from last to first, the root's input side, a bucket per root parameter; none empty.
   std::vector<BucketSpec> buckets;
   std::vector<size_t> unit_of_bucket;
-  std::vector<std::vector<size_t>> buckets_of_unit;  // by unit (a block: none or one)
+  std::vector<std::vector<size_t>> buckets_of_unit;  // by unit
   size_t root() const { return units - 1; }
 };
 
@@ -34,7 +36,8 @@ struct UnitPlan {
 // from the model's block prefixes: a parameter is in the first block whose prefix its name starts
 // with, else in the root unit. Within a bucket, parameters lie in reverse registration order, as
 // plan_buckets() lays them out.
+// `large`: elements from which a parameter is a bucket of its own.
 UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int64_t>& numels,
-                    const std::vector<std::string>& block_prefixes);
+                    const std::vector<std::string>& block_prefixes, int64_t large);
 
 }  // namespace ddpt

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <limits>
+
 #include "data/make_datasets.hpp"
 #include "io/checkpoint.hpp"
 #include "models/cpu_convolutions.hpp"
@@ -35,7 +37,9 @@ void shard_model(const Config& config, InferenceModel& loaded, Communicator& com
     names.push_back(p.name);
     numels.push_back(p.tensor.numel());
   }
-  UnitPlan plan = plan_units(names, numels, loaded.model->unit_prefixes());
+  // Inference reduces nothing: a block is one buffer whatever its size.
+  UnitPlan plan =
+      plan_units(names, numels, loaded.model->unit_prefixes(), std::numeric_limits<int64_t>::max());
   std::vector<BucketShard> shards = plan_shards(plan.buckets, numels, comm.size(), comm.rank());
   const std::vector<BucketShard> kept = shards;
   loaded.units = std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A model too large for one rank's memory limit without ZeRO ends before its first step with
 # exit 6, naming what it needs, the limit, and the lowest ddp.zero level whose need fits; with
-# ddp.zero = 2 the same model holds under a third of its gradients per rank.
+# ddp.zero = 2 the same model holds under a third of its gradients per rank; a model as large in
+# more layers, refused alike without ZeRO, trains with ddp.zero = 3 under the same limit.
 # The limit is each rank's own: `prlimit --data` (RLIMIT_DATA: private writable memory; Open MPI's
 # shared-memory segments and ZeRO's shared copy of the parameters are not in it), set on each rank.
 # The MLP 64 -> 2500 x 5 -> 10 (25.2M parameters) with AdamW needs per rank, by ddptrain's
@@ -60,4 +61,18 @@ params, grads = float(p_value) * units[p_unit], float(g_value) * units[g_unit]
 print(f"gradients held {grads / 2**20:.1f} MiB = {grads / params:.2f} of the parameters' bytes")
 sys.exit(0 if grads < params / 3 else 1)
 PY
-echo "without ZeRO refused with exit 6 naming ddp.zero = 1; ZeRO-2 holds a quarter of the gradients"
+
+# ZeRO-3 under the same limit, on a model as large made of 25 layers of 1000 (24.1M parameters,
+# 386 MB with AdamW: refused without ZeRO): each rank keeps a quarter of the weights, gradients
+# and moments, and two layers whole while they run. (On the 4 layers of 2500 above it does not
+# fit: a layer is a quarter of that model, and two are gathered at a time.)
+deep=$(printf '1000,%.0s' {1..25})
+deep=${deep%,}
+run $limit deep_plain --ddp.zero=0 --model.hidden="$deep"
+[[ $rc -eq 6 ]] || { cat "$work/deep_plain.txt"; fail "25 layers without ZeRO: exit $rc, expected 6"; }
+run $limit deep_zero3 --ddp.zero=3 --model.hidden="$deep"
+[[ $rc -eq 0 ]] || { cat "$work/deep_zero3.txt"; fail "ZeRO-3 under the $limit MiB limit: exit $rc"; }
+grep -q "ZeRO-3" "$work/deep_zero3.txt" || fail "the ZeRO-3 run's banner does not say ZeRO-3"
+grep "memory  " "$work/deep_zero3.txt"
+echo "without ZeRO refused with exit 6 naming ddp.zero = 1; ZeRO-2 holds a quarter of the gradients;"
+echo "a model refused without ZeRO trains with ZeRO-3 under the same limit"

@@ -13,15 +13,16 @@ const std::vector<std::string> kNames{"wte.weight",     "wpe.weight",      "h.0.
                                       "h.0.mlp.weight", "h.1.attn.weight", "h.1.mlp.weight",
                                       "ln_f.weight",    "ln_f.bias"};
 const std::vector<int64_t> kNumels{100, 20, 30, 40, 31, 41, 5, 5};
+constexpr int64_t kNoneLarge = 1000;  // no parameter is a bucket of its own for its size
 
 TEST(UnitPlan, BlocksAreUnitsAndTheRestIsTheRoot) {
-  const UnitPlan plan = plan_units(kNames, kNumels, {"h.0.", "h.1."});
+  const UnitPlan plan = plan_units(kNames, kNumels, {"h.0.", "h.1."}, kNoneLarge);
   ASSERT_EQ(plan.units, 3u);
   EXPECT_EQ(plan.unit_of_param, (std::vector<size_t>{2, 2, 0, 0, 1, 1, 2, 2}));
 }
 
 TEST(UnitPlan, BucketsInTheOrderBackwardFinishesThem) {
-  const UnitPlan plan = plan_units(kNames, kNumels, {"h.0.", "h.1."});
+  const UnitPlan plan = plan_units(kNames, kNumels, {"h.0.", "h.1."}, kNoneLarge);
   // The final norm's parameters one by one, block 1, block 0, the embeddings one by one.
   std::vector<std::vector<size_t>> params;
   for (const BucketSpec& b : plan.buckets) params.push_back(b.params);
@@ -34,10 +35,21 @@ TEST(UnitPlan, BucketsInTheOrderBackwardFinishesThem) {
   EXPECT_EQ(plan.buckets[2].numel, 72);
 }
 
+// A block's parameters of at least `large` elements are buckets of their own (which borrow no
+// pooled buffer), its others one bucket after them.
+TEST(UnitPlan, LargeParametersOfABlockAreBucketsOfTheirOwn) {
+  const UnitPlan plan = plan_units(kNames, kNumels, {"h.0.", "h.1."}, 40);
+  std::vector<std::vector<size_t>> params;
+  for (const BucketSpec& b : plan.buckets) params.push_back(b.params);
+  EXPECT_EQ(params, (std::vector<std::vector<size_t>>{{7}, {6}, {5}, {4}, {3}, {2}, {1}, {0}}));
+  EXPECT_EQ(plan.buckets_of_unit[1], (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(plan.buckets_of_unit[0], (std::vector<size_t>{4, 5}));
+}
+
 TEST(UnitPlan, ABlockWithoutTrainableParametersHasNoBucket) {
   // h.0's parameters frozen: not among the trainable ones the plan is made of.
   const UnitPlan plan =
-      plan_units({"wte.weight", "h.1.w", "ln_f.weight"}, {10, 20, 5}, {"h.0.", "h.1."});
+      plan_units({"wte.weight", "h.1.w", "ln_f.weight"}, {10, 20, 5}, {"h.0.", "h.1."}, kNoneLarge);
   EXPECT_TRUE(plan.buckets_of_unit[0].empty());
   EXPECT_EQ(plan.buckets_of_unit[1], (std::vector<size_t>{1}));
   EXPECT_EQ(plan.buckets.size(), 3u);
@@ -45,7 +57,7 @@ TEST(UnitPlan, ABlockWithoutTrainableParametersHasNoBucket) {
 
 TEST(UnitPlan, PrefixesMatchWholeNamesOnly) {
   // "1." is not a prefix of "10.weight": the MLP's layers 1 and 10 are different units.
-  const UnitPlan plan = plan_units({"1.weight", "10.weight"}, {3, 3}, {"1.", "10."});
+  const UnitPlan plan = plan_units({"1.weight", "10.weight"}, {3, 3}, {"1.", "10."}, kNoneLarge);
   EXPECT_EQ(plan.unit_of_param, (std::vector<size_t>{0, 1}));
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ZeRO's memory per rank on a CPU GPT whose parameters, gradients and AdamW state total about
 # 1.6 GB (14 blocks of width 768, vocab 256: 99M parameters x 16 bytes), at 1, 2 and 4 ranks
-# with ddp.zero = 0, 1 and 2, in turns, REPEATS rounds (default 2). For each run: what rank 0
-# held at the end, from the summary (parameters, gradients, optimizer state), its share of the
-# ZeRO-0 run's at the same rank count, and rank 0's peak resident memory (the summary's figure).
+# with ddp.zero = 0, 1, 2 and 3, in turns, REPEATS rounds (default 2). For each run: what rank 0
+# held at the end, from the summary (parameters, gradients, optimizer state; ZeRO-3: the shards,
+# and the largest unit gathered while it runs, printed beside), its share of the ZeRO-0 run's at
+# the same rank count, and rank 0's peak resident memory (the summary's figure).
 # With ZeRO on one node the ranks share one copy of the parameters (the banner says so), which
 # the held figure still counts whole per rank. Prints medians over the rounds with their spread.
 # Not a test: it prints figures. Build first (share/dev/setup.sh). About 20 s a run on 2 cores.
@@ -18,7 +19,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 results=$work/results.txt
 for ((round = 1; round <= repeats; round++)); do
   for ranks in 1 2 4; do
-    for zero in 0 1 2; do
+    for zero in 0 1 2 3; do
       mpirun -np "$ranks" --oversubscribe --bind-to none "$ddptrain" train \
         "$repo/inputs/gpt_tokens.cfg" --run.dir="$work/run" --data.samples=512 \
         --model.n_layer=14 --model.n_embd=768 --model.n_head=12 --train.batch_size=1 \
@@ -43,12 +44,16 @@ for line in open(sys.argv[1]):
     grads = size(re.search(r"gradients ([\d.]+ \w+)", rest).group(1))
     state = size(re.search(r"optimizer state +: ([\d.]+ \w+)", rest).group(1))
     peak = size(re.search(r"peak ([\d.]+ \w+) resident", rest).group(1))
-    runs.setdefault((int(ranks), int(zero)), []).append((params + grads + state, peak))
-print("ranks  ddp.zero  held by rank 0 (MiB)  share of ZeRO-0  peak resident, rank 0 (MiB)")
+    unit = re.search(r"largest unit gathered ([\d.]+ \w+)", rest)
+    unit = size(unit.group(1)) if unit else 0
+    runs.setdefault((int(ranks), int(zero)), []).append((params + grads + state, peak, unit))
+print("ranks  ddp.zero  held by rank 0 (MiB)  share of ZeRO-0  largest unit (MiB)  "
+      "peak resident, rank 0 (MiB)")
 for (ranks, zero), values in sorted(runs.items()):
     held = statistics.median(v[0] for v in values) / 2**20
     base = statistics.median(v[0] for v in runs[(ranks, 0)]) / 2**20
     peaks = [v[1] / 2**20 for v in values]
-    print(f"{ranks:5d}  {zero:8d}  {held:20.0f}  {held / base:15.2f}  "
+    unit = statistics.median(v[2] for v in values) / 2**20
+    print(f"{ranks:5d}  {zero:8d}  {held:20.0f}  {held / base:15.2f}  {unit:18.0f}  "
           f"{statistics.median(peaks):.0f} ({min(peaks):.0f}-{max(peaks):.0f})")
 PY
