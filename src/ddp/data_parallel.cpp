@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/process_tuning.hpp"
 #include "util/gradients_in_place.hpp"
 
 namespace ddpt {
@@ -113,6 +114,8 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
   // accumulators.
   units_ = std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards), comm_,
                                                options.prefetch);
+  // The model each rank built whole is freed now; malloc would keep it (runtime/process_tuning).
+  return_freed_memory();
   reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);
   reducer_->shard_parameters(units_->shards(),
                              [units = units_.get()](size_t b) { units->gradients_done(b); });

@@ -37,6 +37,10 @@ void keep_freed_memory() {
 
 }  // namespace
 
+void return_freed_memory() {
+  malloc_trim(0);
+}
+
 // Open MPI's mpi_yield_when_idle is not set here (it was until 2026-11): a rank waiting in a
 // collective then calls sched_yield() in a loop, and on Linux 6.18 (EEVDF) with autogroup that
 // starves every process of other sessions while the ranks run in a session of their own, as

@@ -7,7 +7,8 @@
 #  - fp32, the same global batch: 2 ranks end within 1e-5 (SGD) and 1e-4 (AdamW) of 1 rank after
 #    30 steps (relative, per parameter; the sums run in another order);
 #  - ddp.zero = 1 (reduce-scatter and all-gather over NCCL) within 1e-6 of ddp.zero = 0; ddp.zero =
-#    2 too, with gradient accumulation (reduced into the shards at every micro-step);
+#    2 too, with gradient accumulation (reduced into the shards at every micro-step); ddp.zero = 3
+#    too, with gradient accumulation and without prefetch;
 #  - ddp.compress = bf16 rounds what goes on the wire: 0 < difference < 1e-2;
 #  - a checkpoint of 2 ranks continued on 1, and one of 1 rank continued on 2, end within 1e-5 of
 #    the run they came from;
@@ -62,6 +63,18 @@ zero2_matches_plain() {
 }
 check "ddp.zero = 2 over 2 NCCL ranks = ddp.zero = 0, with and without grad_accum" \
   zero2_matches_plain
+
+# ZeRO-3 on NCCL: each hidden layer's parameters all-gathered before it runs (the next one
+# prefetched on the NCCL stream) and released after, gathered again for backward.
+zero3_matches_plain() {
+  train two_zero3 2 --ddp.zero=3 && within two_adamw two_zero3 30 1e-6 &&
+    train two_zero3_accum 2 --train.grad_accum=2 --ddp.zero=3 &&
+    within two_accum two_zero3_accum 30 1e-6 &&
+    train two_zero3_serial 2 --ddp.zero=3 --ddp.prefetch=false &&
+    within two_adamw two_zero3_serial 30 1e-6
+}
+check "ddp.zero = 3 over 2 NCCL ranks = ddp.zero = 0, with grad_accum, without prefetch" \
+  zero3_matches_plain
 
 compress_rounds() {
   local d

@@ -201,6 +201,19 @@ TEST(Zero, CnnDeckThirtyStepsWithGradAccum) {
   use_small_buckets(cnn, 100, 200);
   expect_zero_matches_plain(cnn, kZeroTolerance, /*prefetch_off_too=*/true);
 }
+// ZeRO-3 with each block's activations recomputed in backward: the recomputation runs inside the
+// block's backward, after its parameters were gathered again.
+TEST(Zero, Zero3WithActivationCheckpointing) {
+  Config gpt = thirty_steps(small_gpt());
+  gpt.model.activation_checkpointing = true;
+  const TrainedRun plain = train(gpt, MPI_COMM_WORLD);
+  gpt.ddp.zero = 3;
+  const TrainedRun zero = train(gpt, MPI_COMM_WORLD);
+  // Micro-steps summed over the ranks first, as ZeRO-2 does (expect_zero_matches_plain).
+  expect_same_training(zero, plain, 2 * kZeroTolerance, "ZeRO-3 with activation checkpointing");
+  EXPECT_EQ(zero.facts.parameters_sharded, world_size() > 1);
+}
+
 // The deck's AdamW, with bf16 on the wire. The tolerance is what bf16 itself moves the run by
 // (plain bf16 against plain fp32), once per rounding of a step's gradients: ZeRO-2 rounds each
 // micro-step's sum to bf16 where plain data parallel and ZeRO-1 round the step's once (at 2 and

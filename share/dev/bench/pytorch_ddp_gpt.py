@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch DDP anchor for gpt_ddp.sh: the GPT of share/ddptrain/models/gpt.py trained as ddptrain
-trains the same TorchScript file (model.type = torchscript, data.type = tokens).
+trains the same TorchScript file (model.type = torchscript, data.type = tokens). With --fsdp, the
+FSDP anchor of zero3_speed.sh (PyTorch 2.x: Debian 13's).
 
 Same as ddptrain, step for step:
   - initial weights: the state dict of the exported TorchScript file (--model), loaded into the
@@ -85,6 +86,9 @@ def main():
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--scripted", action="store_true",
                    help="train the TorchScript module itself instead of the eager Python GPT")
+    p.add_argument("--fsdp", action="store_true",
+                   help="FullyShardedDataParallel (ZeRO-3) with each Block a unit, instead of DDP "
+                        "(PyTorch 2.x on the CPU: Debian 13's)")
     p.add_argument("--data", required=True, help="HDF5 token file (ddptrain make-data tokens)")
     p.add_argument("--dataset", default="tokens")
     p.add_argument("--block", type=int, default=64, help="window length (data.block)")
@@ -103,6 +107,8 @@ def main():
     p.add_argument("--beta2", type=float, default=0.999)
     p.add_argument("--eps", type=float, default=1e-8)
     p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--impl", default=None, help="name on the RESULT line (default: pytorch_ddp, "
+                   "or pytorch_fsdp with --fsdp)")
     p.add_argument("--port", type=int, default=None,
                    help="rendezvous port (default: $MASTER_PORT or 29534)")
     a = p.parse_args()
@@ -116,7 +122,15 @@ def main():
     torch.manual_seed(a.seed)
     model = build_model(a)
     model.train()
-    net = nn.parallel.DistributedDataParallel(model) if use_dist else model
+    # Weight decay on >= 2-D parameters, decided by name before FSDP flattens them.
+    decayed = {n for n, q in model.named_parameters() if q.dim() >= 2}
+    if use_dist and a.fsdp:
+        from torch.distributed.fsdp import FullyShardedDataParallel
+        from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+        net = FullyShardedDataParallel(model, auto_wrap_policy=ModuleWrapPolicy({gpt.Block}),
+                                       device_id=torch.device("cpu"), use_orig_params=True)
+    else:
+        net = nn.parallel.DistributedDataParallel(model) if use_dist else model
 
     tokens = h5py.File(a.data, "r")[a.dataset]
     vocab = int(tokens.attrs["vocab"])
@@ -140,16 +154,18 @@ def main():
                                        for i in batch_rows(step)]).astype(np.int64))
         return w[:, :-1].contiguous(), w[:, 1:].contiguous()
 
-    params = list(model.parameters())
+    named = [(n.replace("_fsdp_wrapped_module.", ""), q) for n, q in net.named_parameters()]
+    params = [q for _, q in named]
     opt = torch.optim.AdamW(
-        [{"params": [q for q in params if q.dim() >= 2], "weight_decay": a.weight_decay},
-         {"params": [q for q in params if q.dim() < 2], "weight_decay": 0.0}],
+        [{"params": [q for n, q in named if n in decayed], "weight_decay": a.weight_decay},
+         {"params": [q for n, q in named if n not in decayed], "weight_decay": 0.0}],
         lr=a.lr, betas=(a.beta1, a.beta2), eps=a.eps)
 
     if rank == 0:
         print("pytorch_ddp_gpt: torch %s, ranks=%d, threads=%d, batch=%d, params=%d, %s, "
               "backend=%s, steps=%d, %d training windows of %d, vocab %d"
-              % (torch.__version__, world, a.threads, a.batch, sum(q.numel() for q in params),
+              % (torch.__version__, world, a.threads, a.batch,
+                 sum(q.numel() for q in model.parameters()),
                  "TorchScript module" if a.scripted else "eager gpt.GPT",
                  "gloo" if use_dist else "none", a.steps, rows, a.block, vocab), flush=True)
 
@@ -192,9 +208,10 @@ def main():
         elapsed = float(el.item())
     if rank == 0:
         timed = a.steps - warmup_steps
-        print("RESULT impl=pytorch_ddp ranks=%d threads=%d batch=%d steps=%d samples_per_s=%.2f "
+        impl = a.impl or ("pytorch_fsdp" if a.fsdp else "pytorch_ddp")
+        print("RESULT impl=%s ranks=%d threads=%d batch=%d steps=%d samples_per_s=%.2f "
               "step_ms=%.4f final_loss=%.6f"
-              % (world, a.threads, a.batch, a.steps, global_batch * timed / elapsed,
+              % (impl, world, a.threads, a.batch, a.steps, global_batch * timed / elapsed,
                  elapsed * 1e3 / max(timed, 1), last_logged), flush=True)
     if use_dist:
         dist.barrier()

@@ -233,6 +233,21 @@ peak_memory "$logs/pytorch_eager.log" timeout "$(limit 150)" "$python" share/dev
   --impl eager_foreach --impl eager_fused || say "PyTorch eager FAILED (pytorch_eager.log)"
 pack
 ddptrain_gpt2 2 --train.loss_chunk=2048
+# ZeRO-3 on GPT-2 124M: two NCCL ranks sharing the GPU (each its own NCCL_HOSTID, as
+# tests/e2e/gpu_two_ranks.sh does), each holding half of the weights, gradients and moments and
+# gathering each block while it runs. Not a speed figure (two ranks share one GPU): that it runs
+# over NCCL, its summary (memory line: the shards and the largest unit) and its loss.
+rm -rf /tmp/gpt2_zero3
+peak_memory "$logs/ddptrain_gpt2_zero3.log" timeout "$(limit 120)" "$prefix/usr/bin/mpirun" -np 2 \
+  --oversubscribe --bind-to none -x DDPTRAIN_TEST_SHARE_GPU=1 -x NCCL_SOCKET_IFNAME=lo \
+  -x NCCL_IB_DISABLE=1 bash -c 'NCCL_HOSTID=ddptrain-zero3-$OMPI_COMM_WORLD_RANK exec "$@"' \
+  ddptrain "$build/bin/ddptrain" train inputs/gpt2_small_16gpu.cfg --train.steps=20 \
+  --log.every=10 --train.global_batch=16 --train.grad_accum=1 --data.type=synthetic_tokens \
+  --data.samples=1024 --data.vocab=50257 --eval.every=0 --checkpoint.every=0 \
+  --checkpoint.keep_best=false --train.resume=none --ddp.zero=3 --run.dir=/tmp/gpt2_zero3 ||
+  say "ddptrain GPT-2 ZeRO-3 on 2 ranks FAILED (ddptrain_gpt2_zero3.log)"
+grep -hE "ZeRO|memory|throughput|final loss|error" "$logs/ddptrain_gpt2_zero3.log" | tee -a "$report"
+pack
 "$python" share/dev/gpu/gpt2_table.py "$logs" | tee -a "$report"
 grep -hE "device|precision|optimizer state|memory|step time|checkpoint:|error" "$logs"/ddptrain_gpt2_1.log |
   tee -a "$report"
