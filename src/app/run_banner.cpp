@@ -66,9 +66,12 @@ void log_training(const BannerInputs& in, int64_t batch) {
                config.train.grad_accum, ranks, batch * config.train.grad_accum * ranks);
   spdlog::info(
       "  buckets         : {} ({}), gradients on the wire in {}{}", in.trainer.buckets,
-      in.trainer.parameters_sharded ? std::string("ZeRO-3: one per block, one per other parameter")
-                                    : fmt::format("first {} MiB, then {} MiB",
-                                                  config.ddp.first_bucket_mb, config.ddp.bucket_mb),
+      in.trainer.parameters_sharded
+          ? std::string("ZeRO-3: one per block, one per other parameter; ") +
+                (in.trainer.prefetches ? "the next block gathered while one computes"
+                                       : "each block gathered as it starts")
+          : fmt::format("first {} MiB, then {} MiB", config.ddp.first_bucket_mb,
+                        config.ddp.bucket_mb),
       config.ddp.compress == WirePrecision::kNone ? "fp32" : choice_name(config.ddp.compress),
       in.trainer.buckets_in_shared_memory ? ", summed in the node's shared memory" : "");
   spdlog::info(

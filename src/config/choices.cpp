@@ -68,6 +68,13 @@ const ChoiceList<ProgressChoice>& choices() {
 }
 
 template <>
+const ChoiceList<Prefetch>& choices() {
+  static const ChoiceList<Prefetch> list{
+      {"auto", Prefetch::kAuto}, {"on", Prefetch::kOn}, {"off", Prefetch::kOff}};
+  return list;
+}
+
+template <>
 const ChoiceList<StepChecks>& choices() {
   static const ChoiceList<StepChecks> list{
       {"auto", StepChecks::kAuto}, {"host", StepChecks::kHost}, {"device", StepChecks::kDevice}};

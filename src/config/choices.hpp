@@ -26,6 +26,7 @@ enum class Precision { kFp32, kBf16, kFp16 };       // train.precision
 enum class Backend { kAuto, kMpi, kNccl };          // ddp.backend
 enum class ProgressChoice { kAuto, kBar, kLines };  // log.progress
 enum class StepChecks { kAuto, kHost, kDevice };    // train.step_checks
+enum class Prefetch { kAuto, kOn, kOff };           // ddp.prefetch
 
 template <class E>
 using ChoiceList = std::vector<std::pair<const char*, E>>;
@@ -52,6 +53,8 @@ template <>
 const ChoiceList<ProgressChoice>& choices();
 template <>
 const ChoiceList<StepChecks>& choices();
+template <>
+const ChoiceList<Prefetch>& choices();
 
 // The deck's word for `value`.
 template <class E>

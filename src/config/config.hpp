@@ -121,7 +121,9 @@ struct DdpConfig {
   int64_t zero =
       0;  // 1: ZeRO-1, optimizer state sharded over ranks; 2: gradients too; 3: parameters
   bool shared_memory = true;  // MPI, one node: gradient buckets summed in node-shared memory
-  bool prefetch = true;       // ZeRO-3: the next unit's all-gather overlaps the current's compute
+  // ZeRO-3: the next unit's all-gather launched before the current unit computes (auto: with
+  // NCCL, whose own stream overlaps it; not with MPI, whose thread would take a core from it).
+  Prefetch prefetch = Prefetch::kAuto;
 };
 
 struct DistConfig {

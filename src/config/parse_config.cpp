@@ -216,9 +216,10 @@ OptionTable make_table(Config& c) {
            "the same, and each rank holds 1/N of the parameters too: each block's are gathered "
            "while it runs (forward and backward) and released after",
            between(0, kHighestZeroStage))
-      .add("ddp.prefetch", &c.ddp.prefetch,
-           "ddp.zero = 3: gather the next block's parameters while the current block computes | "
-           "false: each block's when it starts")
+      .add_choice("ddp.prefetch", &c.ddp.prefetch,
+                  "ddp.zero = 3: on = gather the next block's parameters while the current block "
+                  "computes | off = each block's when it starts | auto = on with nccl, off with "
+                  "mpi (its communication thread would take a core from the compute)")
       .add("ddp.shared_memory", &c.ddp.shared_memory,
            "mpi backend with every rank on one node: gradient buckets live in memory the ranks "
            "share and are summed (ZeRO-1: reduce-scattered) there, without messages | false: "

@@ -42,8 +42,9 @@ void shard_model(const Config& config, InferenceModel& loaded, Communicator& com
       plan_units(names, numels, loaded.model->unit_prefixes(), std::numeric_limits<int64_t>::max());
   std::vector<BucketShard> shards = plan_shards(plan.buckets, numels, comm.size(), comm.rank());
   const std::vector<BucketShard> kept = shards;
-  loaded.units = std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards),
-                                                     comm, config.ddp.prefetch);
+  loaded.units =
+      std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards), comm,
+                                          prefetches(config.ddp, comm.backend_name()));
   loaded.weights = std::make_unique<ShardedWeights>(params, kept, loaded.units->shards());
   loaded.sharded = std::make_unique<ShardedModel>(*loaded.model, *loaded.units);
 }

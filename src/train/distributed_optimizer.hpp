@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "config/config.hpp"
@@ -63,6 +64,13 @@ inline bool gradients_sharded(const DdpConfig& ddp, int world_size) {
 // Whether the parameters are sharded as well (ZeRO-3).
 inline bool parameters_sharded(const DdpConfig& ddp, int world_size) {
   return ddp.zero >= 3 && world_size > 1;
+}
+// Whether ZeRO-3 prefetches the next unit (ddp.prefetch on the backend `backend_name`). On the
+// 2-core VM with MPI, prefetch ran at 0.90x of none (share/dev/bench/zero3_speed.sh): the
+// communication thread's MPI_Allgather polls on the core the compute needs.
+inline bool prefetches(const DdpConfig& ddp, const std::string& backend_name) {
+  return ddp.prefetch == Prefetch::kOn ||
+         (ddp.prefetch == Prefetch::kAuto && backend_name == "nccl");
 }
 
 // The reducer picks the kind: sharded (ZeRO-1) when it reduce-scatters (Reducer::sharded(), which

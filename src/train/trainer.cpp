@@ -46,7 +46,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   options.pooled_buckets = gradients_sharded(config.ddp, comm_.size());
   options.parameters_sharded = parameters_sharded(config.ddp, comm_.size());
   options.block_prefixes = model_.unit_prefixes();
-  options.prefetch = config.ddp.prefetch;
+  options.prefetch = prefetches(config.ddp, comm_.backend_name());
   options.shared_memory = config.ddp.shared_memory;
   // The moving average swaps itself into the parameters for evaluation, on each rank: with one
   // shared copy the ranks would swap each other's values.
@@ -190,6 +190,7 @@ TrainerFacts Trainer::facts() const {
   facts.held_parameter_bytes = facts.parameter_bytes;
   if (const ShardedParameters* units = engine_->sharded_parameters()) {
     facts.parameters_sharded = true;
+    facts.prefetches = units->prefetches();
     for (const auto& p : trainable_) {
       facts.held_parameter_bytes -=
           p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());

@@ -70,7 +70,7 @@ zero3_matches_plain() {
   train two_zero3 2 --ddp.zero=3 && within two_adamw two_zero3 30 1e-6 &&
     train two_zero3_accum 2 --train.grad_accum=2 --ddp.zero=3 &&
     within two_accum two_zero3_accum 30 1e-6 &&
-    train two_zero3_serial 2 --ddp.zero=3 --ddp.prefetch=false &&
+    train two_zero3_serial 2 --ddp.zero=3 --ddp.prefetch=off &&
     within two_adamw two_zero3_serial 30 1e-6
 }
 check "ddp.zero = 3 over 2 NCCL ranks = ddp.zero = 0, with grad_accum, without prefetch" \

@@ -119,14 +119,14 @@ void expect_zero_matches_plain(const Config& plain, double tolerance,
   const TrainedRun without = train(plain, MPI_COMM_WORLD);
   EXPECT_GT(moved(without.params, initial_parameters(plain)), kZeroMustMove)
       << "training did not move";
-  std::vector<std::pair<int64_t, bool>> levels{{1, true}, {2, true}};
+  std::vector<std::pair<int64_t, bool>> levels{{1, true}, {2, true}};  // (level, prefetch)
   // A moving average needs whole parameters: ZeRO-3 refuses it (tested below).
   if (plain.train.ema_decay == 0) levels.emplace_back(3, true);
   if (plain.train.ema_decay == 0 && prefetch_off_too) levels.emplace_back(3, false);
   for (const auto& [level, prefetch] : levels) {
     Config zero = plain;
     zero.ddp.zero = level;
-    zero.ddp.prefetch = prefetch;
+    zero.ddp.prefetch = prefetch ? Prefetch::kOn : Prefetch::kOff;
     const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
     const std::string what = std::to_string(world_size()) + " ranks, ZeRO-" +
                              std::to_string(level) + (prefetch ? "" : " without prefetch") +
