@@ -25,7 +25,7 @@ struct DataParallelOptions {
   // Precision of gradients on the wire (ddp.compress): kFloat = as they are (fp32), or kBFloat16 /
   // kHalf: each bucket is cast before its all-reduce and back after it.
   torch::ScalarType wire_dtype = torch::kFloat;
-  GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1 and 2
+  GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1 to 3
   bool pooled_buckets = false;  // ZeRO-2: only the gradients' shards persist (ddp/reducer.hpp)
   bool shared_memory = true;    // ddp.shared_memory: buckets where the communicator sums fastest
   // ZeRO-1 only: the node's ranks share one copy of the parameters where the communicator can

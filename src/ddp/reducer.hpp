@@ -67,7 +67,7 @@ struct ReducerTrace {
 
 enum class GradientReduction {
   kAllReduce,      // every rank gets every summed gradient (plain data parallel)
-  kReduceScatter,  // every rank gets the summed gradients of its blocks (ZeRO-1 and 2)
+  kReduceScatter,  // every rank gets the summed gradients of its blocks (ZeRO-1 to 3)
 };
 
 // What a backward is for: it decides whether the reducer's hooks reduce it.

@@ -18,7 +18,7 @@ bool step_checks_on_device(const TrainConfig& train, bool fp16, bool sharded,
   } else if (train.spike_factor > 0) {
     why_not = "the spike guard (train.spike_factor > 0), which judges each step's loss on the host";
   } else if (sharded) {
-    why_not = "ddp.zero = 1 or 2 on more than one rank";
+    why_not = "ddp.zero >= 1 on more than one rank";
   } else if (optimizer == nullptr) {
     why_not = "optim.type = sgd (only AdamW's fused update can be skipped on the device)";
   }

@@ -51,7 +51,7 @@ class ReplicatedOptimizer final : public DistributedOptimizer {
   int64_t values_ = 0;
 };
 
-// Whether ddp.zero = 1 or 2 shards anything: on one rank there is nothing to shard, and the
+// Whether ddp.zero >= 1 shards anything: on one rank there is nothing to shard, and the
 // sharded path's reduce-scatter and all-gather would only copy (the scaling MLP's step took 1.3x
 // as long). So a one-rank run with ZeRO trains unsharded; its checkpoints look the same either way.
 inline bool optimizer_sharded(const DdpConfig& ddp, int world_size) {

@@ -35,7 +35,7 @@ struct TrainerFacts {
   size_t buckets = 0;
   // Every bucket is summed in memory the node's ranks share (ddp.shared_memory).
   bool buckets_in_shared_memory = false;
-  // ZeRO-1 or 2 at work: each rank updates its shard (ddp.zero >= 1 on more than one rank).
+  // ZeRO-1 to 3 at work: each rank updates its shard (ddp.zero >= 1 on more than one rank).
   bool optimizer_sharded = false;
   // ZeRO-2 at work: each rank holds the gradients of its shard only.
   bool gradients_sharded = false;
