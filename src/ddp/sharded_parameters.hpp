@@ -32,7 +32,8 @@ namespace ddpt {
 class ShardedParameters final : public UnitRunner {
  public:
   // `params` hold the same values on every rank (rank 0's, broadcast): each rank keeps its blocks
-  // and every parameter becomes a view of its unit's buffer, released until the unit runs.
+  // and every parameter becomes a view of its unit's buffer, released until the unit runs. They
+  // stay views of released memory once this is gone: gather them (Whole) to read them first.
   ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, std::vector<BucketShard> shards,
                     Communicator& comm, bool prefetch);
   ShardedParameters(const ShardedParameters&) = delete;
