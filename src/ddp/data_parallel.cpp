@@ -96,24 +96,16 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
 
 void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
                                  const DataParallelOptions& options, ReducerOptions reducer) {
-  std::vector<std::string> names;
-  std::vector<int64_t> numels;
-  for (const auto& p : params) {
-    names.push_back(p.name);
-    numels.push_back(p.tensor.numel());
-  }
   // A parameter of at least the bucket cap is a bucket of its own, as under ZeRO-2.
   const int64_t large = reducer.bucket_bytes / static_cast<int64_t>(sizeof(float));
-  UnitPlan plan = plan_units(names, numels, options.block_prefixes, large);
-  std::vector<BucketShard> shards = plan_shards(plan.buckets, numels, comm_.size(), comm_.rank());
+  UnitPlan plan = plan_units(params, options.block_prefixes, large);
   reducer.plan = plan.buckets;
   reducer.reduction = GradientReduction::kReduceScatter;
   reducer.pooled_buckets = true;
   reducer.parameters_shared = false;
   // The parameters become views of their units' buffers before the reducer hooks their gradient
   // accumulators.
-  units_ = std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards), comm_,
-                                               options.prefetch);
+  units_ = std::make_unique<ShardedParameters>(params, std::move(plan), comm_, options.prefetch);
   // The model each rank built whole is freed now; malloc would keep it (runtime/process_tuning).
   return_freed_memory();
   reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);

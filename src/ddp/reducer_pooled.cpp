@@ -1,5 +1,6 @@
-// The Reducer's ZeRO-2 half: buckets that borrow pooled buffers (ddp/reducer.hpp,
-// ddp/bucket_pool.hpp).
+// The Reducer's sharded half: ZeRO-2's buckets that borrow pooled buffers (ddp/reducer.hpp,
+// ddp/bucket_pool.hpp), the all-gather of the updated parameters (ZeRO-1 and 2), and ZeRO-3's
+// parameter shards.
 #include "ddp/reducer.hpp"
 
 #include "util/error.hpp"
@@ -160,6 +161,52 @@ int64_t Reducer::held_bytes() const {
     total += bytes(bucket.shard_gradient) + bytes(bucket.shard_wire);
   }
   return total;
+}
+
+void Reducer::shard_parameters(std::vector<torch::Tensor> shards,
+                               std::function<void(size_t)> gradients_done) {
+  if (!pooled_ || shards.size() != buckets_.size()) {
+    throw Error("Reducer: sharded parameters need ZeRO-2's buckets, one shard per bucket",
+                ExitCode::kInternal, Raised::kAllRanks);
+  }
+  parameter_shards_ = std::move(shards);
+  gradients_done_ = std::move(gradients_done);
+}
+
+void Reducer::all_gather_parameters() {
+  if (parameters_sharded()) return;
+  if (parameters_shared_) {
+    // Every rank's update is in the one copy; no rank may read it (the next forward) until all
+    // are done writing.
+    comm_.barrier();
+    return;
+  }
+  if (pooled_) {
+    all_gather_through_pool();
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  std::vector<std::shared_ptr<Work>> gathers;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    fill_own_block(b);
+    gathers.push_back(comm_.all_gather_in_place_async(buckets_[b].buffer));
+  }
+  // Copies out bucket b while the later buckets are still being gathered.
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    gathers[b]->wait();
+    for (const size_t i : plan_[b].params) params_[i].tensor.detach().copy_(slots_[i].view);
+  }
+}
+
+void Reducer::fill_own_block(size_t b) {
+  // This rank's block of the bucket, from its updated pieces; the padding stays as it is.
+  torch::Tensor own =
+      buckets_[b].buffer.narrow(0, shards_[b].block * comm_.rank(), shards_[b].block);
+  for (const ShardPiece& piece : shards_[b].pieces) {
+    own.narrow(0, piece.block_offset, piece.numel)
+        .copy_(params_[piece.param].tensor.detach().view(-1).narrow(0, piece.param_offset,
+                                                                    piece.numel));
+  }
 }
 
 }  // namespace ddpt

@@ -7,12 +7,21 @@
 
 namespace ddpt {
 
+namespace {
+
+std::vector<int64_t> numels_of(const std::vector<NamedTensor>& params) {
+  std::vector<int64_t> numels;
+  for (const auto& p : params) numels.push_back(p.tensor.numel());
+  return numels;
+}
+
+}  // namespace
+
 ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan,
-                                     std::vector<BucketShard> shards, Communicator& comm,
-                                     bool prefetch)
+                                     Communicator& comm, bool prefetch)
     : params_(std::move(params)),
       plan_(std::move(plan)),
-      shards_(std::move(shards)),
+      shards_(plan_shards(plan_.buckets, numels_of(params_), comm.size(), comm.rank())),
       comm_(comm),
       prefetch_(prefetch),
       units_(plan_.buckets.size()) {

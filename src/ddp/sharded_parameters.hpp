@@ -34,8 +34,8 @@ class ShardedParameters final : public UnitRunner {
   // `params` hold the same values on every rank (rank 0's, broadcast): each rank keeps its blocks
   // and every parameter becomes a view of its unit's buffer, released until the unit runs. They
   // stay views of released memory once this is gone: gather them (Whole) to read them first.
-  ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, std::vector<BucketShard> shards,
-                    Communicator& comm, bool prefetch);
+  ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, Communicator& comm,
+                    bool prefetch);
   ShardedParameters(const ShardedParameters&) = delete;
   ShardedParameters& operator=(const ShardedParameters&) = delete;
 
@@ -75,6 +75,8 @@ class ShardedParameters final : public UnitRunner {
   // This rank's block of bucket `b`'s parameter values (what its optimizer updates).
   const torch::Tensor& shard(size_t bucket) const { return units_[bucket].shard; }
   std::vector<torch::Tensor> shards() const;
+  // Where this rank's blocks lie in the parameters (ddp/shard_plan.hpp), by bucket.
+  const std::vector<BucketShard>& shard_plan() const { return shards_; }
   // Bytes of parameters this rank keeps, and of the largest unit gathered whole.
   int64_t held_bytes() const;
   int64_t largest_unit_bytes() const;

@@ -57,4 +57,15 @@ UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int
   return plan;
 }
 
+UnitPlan plan_units(const std::vector<NamedTensor>& params,
+                    const std::vector<std::string>& block_prefixes, int64_t large) {
+  std::vector<std::string> names;
+  std::vector<int64_t> numels;
+  for (const auto& p : params) {
+    names.push_back(p.name);
+    numels.push_back(p.tensor.numel());
+  }
+  return plan_units(names, numels, block_prefixes, large);
+}
+
 }  // namespace ddpt

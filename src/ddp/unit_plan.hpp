@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ddp/bucket_plan.hpp"
+#include "util/named_tensor.hpp"
 
 namespace ddpt {
 
@@ -38,6 +39,9 @@ struct UnitPlan {
 // plan_buckets() lays them out.
 // `large`: elements from which a parameter is a bucket of its own.
 UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int64_t>& numels,
+                    const std::vector<std::string>& block_prefixes, int64_t large);
+// The same from the parameters themselves.
+UnitPlan plan_units(const std::vector<NamedTensor>& params,
                     const std::vector<std::string>& block_prefixes, int64_t large);
 
 }  // namespace ddpt

@@ -31,21 +31,13 @@ void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
 // the model was built with, until the checkpoint's are read into them).
 void shard_model(const Config& config, InferenceModel& loaded, Communicator& comm) {
   const std::vector<NamedTensor> params = loaded.model->named_parameters();
-  std::vector<std::string> names;
-  std::vector<int64_t> numels;
-  for (const auto& p : params) {
-    names.push_back(p.name);
-    numels.push_back(p.tensor.numel());
-  }
   // Inference reduces nothing: a block is one buffer whatever its size.
   UnitPlan plan =
-      plan_units(names, numels, loaded.model->unit_prefixes(), std::numeric_limits<int64_t>::max());
-  std::vector<BucketShard> shards = plan_shards(plan.buckets, numels, comm.size(), comm.rank());
-  const std::vector<BucketShard> kept = shards;
-  loaded.units =
-      std::make_unique<ShardedParameters>(params, std::move(plan), std::move(shards), comm,
-                                          prefetches(config.ddp, comm.backend_name()));
-  loaded.weights = std::make_unique<ShardedWeights>(params, kept, loaded.units->shards());
+      plan_units(params, loaded.model->unit_prefixes(), std::numeric_limits<int64_t>::max());
+  loaded.units = std::make_unique<ShardedParameters>(params, std::move(plan), comm,
+                                                     prefetches(config.ddp, comm.backend_name()));
+  loaded.weights =
+      std::make_unique<ShardedWeights>(params, loaded.units->shard_plan(), loaded.units->shards());
   loaded.sharded = std::make_unique<ShardedModel>(*loaded.model, *loaded.units);
 }
 
