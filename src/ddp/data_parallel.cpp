@@ -77,7 +77,8 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
   const bool shared =
       options.share_parameters && !options.parameters_sharded && options.shared_memory &&
       options.reduction == GradientReduction::kReduceScatter && share_parameters(params, comm);
-  if (!shared) broadcast_from_rank0(params, comm);
+  // ZeRO-3 broadcasts each unit as it shards it.
+  if (!shared && !options.parameters_sharded) broadcast_from_rank0(params, comm);
   broadcast_from_rank0(buffers_, comm);
   ReducerOptions reducer;
   reducer.first_bucket_bytes = mib_to_bytes(options.first_bucket_mb);

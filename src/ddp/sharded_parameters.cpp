@@ -31,7 +31,10 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
     const torch::Tensor& first = params_[spec.params.front()].tensor;
     const int64_t block = shards_[b].block;
     Unit& unit = units_[b];
-    unit.gathered = torch::zeros({block * comm_.size()}, first.options().requires_grad(false));
+    // On the communicator's device: the parameters may still be on the host, so that no device
+    // holds more than one unit of them before they are sharded.
+    unit.gathered = torch::zeros({block * comm_.size()},
+                                 first.options().device(comm_.device()).requires_grad(false));
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const torch::Tensor& param = params_[spec.params[k]].tensor;
       if (param.scalar_type() != first.scalar_type() || param.device() != first.device()) {
@@ -41,6 +44,7 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
       }
       unit.gathered.narrow(0, spec.offsets[k], param.numel()).copy_(param.detach().reshape(-1));
     }
+    comm_.broadcast(unit.gathered, 0);  // every rank starts from rank 0's values
     unit.shard = unit.gathered.narrow(0, block * comm_.rank(), block).clone();
     // set_data keeps each parameter's identity (the model's references, its autograd metadata)
     // and replaces only its memory by its slot in the unit's buffer.
@@ -71,22 +75,25 @@ ShardedParameters::Whole::Whole(ShardedParameters& units) : units_(units) {
   for (size_t b = 0; b < units_.units_.size(); ++b) units_.wait(b);
 }
 
-torch::Tensor ShardedParameters::run(size_t unit, const Block& block, const torch::Tensor& input) {
+void ShardedParameters::enter(size_t unit) {
   const std::vector<size_t>& buckets = block_buckets(static_cast<int64_t>(unit));
-  if (buckets.empty()) return block(input);
+  if (buckets.empty()) return;
   for (const size_t b : buckets) gather(b);
   for (const size_t b : buckets) wait(b);
   if (prefetch_) {
     for (const size_t b : block_buckets(static_cast<int64_t>(unit) + 1)) gather(b);
   }
-  torch::Tensor output = block(input);
+}
+
+void ShardedParameters::leave(size_t unit, const torch::Tensor& output) {
+  const std::vector<size_t>& buckets = block_buckets(static_cast<int64_t>(unit));
+  if (buckets.empty()) return;
   // Runs when the output's gradient is complete, before any of the unit's backward: what the
   // unit's operations saved of its parameters reads the gathered memory again.
   if (output.requires_grad()) {
     output.register_hook([this, unit](const torch::Tensor&) { before_backward(unit); });
   }
   for (const size_t b : buckets) release(b);
-  return output;
 }
 
 void ShardedParameters::before_backward(size_t unit) {

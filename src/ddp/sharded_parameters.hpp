@@ -31,9 +31,11 @@ namespace ddpt {
 
 class ShardedParameters final : public UnitRunner {
  public:
-  // `params` hold the same values on every rank (rank 0's, broadcast): each rank keeps its blocks
-  // and every parameter becomes a view of its unit's buffer, released until the unit runs. They
-  // stay views of released memory once this is gone: gather them (Whole) to read them first.
+  // Collective. Cuts `params` (on the host or the communicator's device) into units, a unit at a
+  // time: its buffer on the communicator's device takes rank 0's values (broadcast), each rank
+  // keeps its blocks, and every parameter becomes a view of its unit's buffer, released until
+  // the unit runs. They stay views of released memory once this is gone: gather them (Whole) to
+  // read them first.
   ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, Communicator& comm,
                     bool prefetch);
   ShardedParameters(const ShardedParameters&) = delete;
@@ -65,7 +67,8 @@ class ShardedParameters final : public UnitRunner {
     ShardedParameters& units_;
   };
 
-  torch::Tensor run(size_t unit, const Block& block, const torch::Tensor& input) override;
+  void enter(size_t unit) override;
+  void leave(size_t unit, const torch::Tensor& output) override;
   // Bucket `b`'s gradients are all in (the reducer launched its reduce-scatter): its unit's
   // gathered parameters go.
   void gradients_done(size_t bucket) { release(bucket); }

@@ -14,9 +14,20 @@ class UnitRunner {
  public:
   using Block = std::function<torch::Tensor(const torch::Tensor&)>;
   virtual ~UnitRunner() = default;
-  // `block(input)` with the parameters of unit `unit` (the model's block `unit`, in the order of
-  // its unit_prefixes) gathered while it runs.
-  virtual torch::Tensor run(size_t unit, const Block& block, const torch::Tensor& input) = 0;
+  // Before unit `unit` (the model's block `unit`, in the order of its unit_prefixes) runs: its
+  // parameters gathered on return.
+  virtual void enter(size_t unit) = 0;
+  // After it ran, with its output: its parameters released, and gathered again before the
+  // backward of `output` reaches the unit.
+  virtual void leave(size_t unit, const torch::Tensor& output) = 0;
+
+  // `block(input)` with the parameters of unit `unit` gathered while it runs.
+  torch::Tensor run(size_t unit, const Block& block, const torch::Tensor& input) {
+    enter(unit);
+    torch::Tensor output = block(input);
+    leave(unit, output);
+    return output;
+  }
 };
 
 // `block(input)` through `runner` where there is one.

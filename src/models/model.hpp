@@ -47,4 +47,8 @@ class Model {
 
 int64_t parameter_count(Model& model);
 
+// The model's buffers and its parameters that do not train (frozen) to `device`, the others left
+// where they are: ZeRO-3 moves those a unit at a time (ddp/sharded_parameters.hpp).
+void move_all_but_trainable(Model& model, torch::Device device);
+
 }  // namespace ddpt

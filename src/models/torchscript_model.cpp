@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <unordered_set>
 
+#include <torch/csrc/jit/api/function_impl.h>
+
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -38,16 +40,30 @@ TorchScriptModel::TorchScriptModel(const std::string& path) : path_(path) {
                         what.substr(0, what.find('\n')) + ")",
                     Raised::kAllRanks);
   }
+  units_ = find_units(module_, runner_.get());
 }
 
 torch::Tensor TorchScriptModel::forward(const torch::Tensor& inputs) {
-  const c10::IValue output = module_.forward({inputs});
+  c10::IValue output;
+  if (*runner_ != nullptr && units_.forward) {
+    torch::jit::Stack stack{module_._ivalue(), inputs};
+    units_.forward->run(stack);
+    output = stack.back();
+  } else {
+    output = module_.forward({inputs});
+  }
   if (!output.isTensor()) {
     throw DataError(
         "TorchScript model '" + path_ + "': forward must return a tensor, got " + output.tagKind(),
         Raised::kAllRanks);
   }
   return output.toTensor();
+}
+
+std::vector<std::string> TorchScriptModel::unit_prefixes() const {
+  std::vector<std::string> prefixes;
+  for (const std::string& path : units_.paths) prefixes.push_back(path + ".");
+  return prefixes;
 }
 
 std::vector<NamedTensor> TorchScriptModel::named_parameters() {

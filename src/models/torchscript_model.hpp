@@ -4,7 +4,12 @@
 
 #include <torch/script.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "models/model.hpp"
+#include "models/torchscript_units.hpp"
 
 namespace ddpt {
 
@@ -18,10 +23,16 @@ class TorchScriptModel final : public Model {
   void train(bool on) override { module_.train(on); }
   void to(torch::Device device) override { module_.to(device); }
   std::string describe() const override { return "TorchScript " + path_; }
+  // ZeRO-3's units: the submodules models/torchscript_units.hpp finds.
+  std::vector<std::string> unit_prefixes() const override;
+  void run_blocks_through(UnitRunner* runner) override { *runner_ = runner; }
 
  private:
   std::string path_;
   torch::jit::Module module_;
+  // Where the graph of units_.forward finds the runner: its address is a constant there.
+  std::unique_ptr<UnitRunner*> runner_ = std::make_unique<UnitRunner*>(nullptr);
+  TorchScriptUnits units_;
 };
 
 }  // namespace ddpt

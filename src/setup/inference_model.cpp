@@ -50,9 +50,9 @@ InferenceModel load_inference_model(const Config& config, const std::string& che
   loaded.info = deck_data_info(config.data);
   loaded.model = make_model(config.model, loaded.info);
   loaded.device = job.device.device;
-  // Sharded on the device, as training shards it.
+  // Sharded as training shards it: the parameters reach the device a unit at a time.
   if (comm && parameters_sharded(config.ddp, comm->size())) {
-    loaded.model->to(loaded.device);
+    move_all_but_trainable(*loaded.model, loaded.device);
     shard_model(config, loaded, *comm);
   }
   // A run that kept a moving average evaluated with it: so do eval and predict.

@@ -46,7 +46,8 @@ std::optional<MemoryNeed> synthetic_data_need(const DataConfig& data, const Data
 }
 
 // Bytes per parameter value a rank holds on the CPU at ZeRO stage `level`: the fp32 weights,
-// the gradients (ZeRO-2 and 3: 1/N of them) and the optimizer moments (ZeRO-1 to 3: 1/N of them).
+// the gradients (ZeRO-2 and 3: 1/N of them), the optimizer moments (ZeRO-1 to 3: 1/N of them) and
+// the moving average of train.ema_decay (ZeRO-3: 1/N of it).
 // Pooled buckets, ZeRO-3's gathered units and activations come on top: this is a lower bound.
 // The weights count whole even where ZeRO shares one copy per node, and under ZeRO-3 at least
 // once: each rank builds its model in its own memory first, and shards it after.
@@ -56,8 +57,9 @@ double bytes_per_value(const Config& config, int64_t level, int world_size) {
   const double shards = world_size > 1 ? static_cast<double>(world_size) : 1;
   const double gradients = level >= 2 ? 1 / shards : 1;
   const double optimizer = level >= 1 ? moments / shards : moments;
-  if (level >= 3) return sizeof(float) * std::max(1.0, (2 + moments) / shards);
-  return sizeof(float) * (1 + gradients + optimizer);
+  const double average = config.train.ema_decay > 0 ? 1 : 0;
+  if (level >= 3) return sizeof(float) * std::max(1.0, (2 + moments + average) / shards);
+  return sizeof(float) * (1 + gradients + optimizer + average);
 }
 
 // On the CPU, the model's fp32 weights and gradients and this rank's optimizer moments.
@@ -68,9 +70,10 @@ std::optional<MemoryNeed> model_need(const Config& config, const DatasetInfo& in
   const double bytes = *parameters * bytes_per_value(config, config.ddp.zero, world_size);
   return MemoryNeed{
       bytes,
-      fmt::format("{} gives a model of {:.3g} parameters ({} with gradients "
-                  "and optimizer state)",
-                  model_size_options(config.model, info), *parameters, bytes_text(bytes)),
+      fmt::format("{} gives a model of {:.3g} parameters ({} with {})",
+                  model_size_options(config.model, info), *parameters, bytes_text(bytes),
+                  config.train.ema_decay > 0 ? "gradients, optimizer state and moving average"
+                                             : "gradients and optimizer state"),
       *parameters};
 }
 

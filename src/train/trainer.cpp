@@ -22,16 +22,15 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
       info_(data.info()),
       schedule_(config.optim, config.train.steps),
       precision_(usable_precision(config.train.precision, comm.device())) {
-  model_.to(comm_.device());
-  check_output_fits();
-  model_.train(true);
   for (auto& p : model_.named_parameters()) {
     if (p.tensor.requires_grad()) trainable_.push_back(p);
   }
-  if (parameters_sharded(config.ddp, comm_.size()) && config.train.ema_decay > 0) {
-    throw ConfigError(
-        "option 'train.ema_decay' averages whole parameters, which no rank holds with "
-        "ddp.zero = 3: use ddp.zero = 2, or train.ema_decay = 0");
+  // ZeRO-3: the trainable parameters reach the device a unit at a time as they are sharded
+  // (ddp/sharded_parameters.hpp), so that no device holds the whole model.
+  if (parameters_sharded(config.ddp, comm_.size())) {
+    move_all_but_trainable(model_, comm_.device());
+  } else {
+    model_.to(comm_.device());
   }
   DataParallelOptions options;
   options.bucket_mb = config.ddp.bucket_mb;
@@ -60,20 +59,28 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   }
   optimizer_ = make_distributed_optimizer(config.optim, trainable_, engine_->reducer());
   lr_ = config.optim.lr;
-  // After the broadcast: every rank starts its average from rank 0's parameters.
-  if (config.train.ema_decay > 0) ema_ = std::make_unique<Ema>(trainable_, config.train.ema_decay);
+  // After the broadcast: every rank starts its average from rank 0's parameters (ZeRO-3: from
+  // its shard of them).
+  if (config.train.ema_decay > 0) {
+    const ShardedParameters* units = engine_->sharded_parameters();
+    ema_ = units ? std::make_unique<Ema>(trainable_, units->shard_plan(), units->shards(),
+                                         config.train.ema_decay)
+                 : std::make_unique<Ema>(trainable_, config.train.ema_decay);
+  }
   gate_ = std::make_unique<GradientGate>(config.train, config.optim.clip,
                                          precision_ == Precision::kFp16, comm_, engine_->reducer(),
                                          optimizer_->gated_on_device());
+  check_output_fits();
+  running_->train(true);
 }
 
 void Trainer::check_output_fits() {
   // One forward of the first two rows in evaluation mode (no dropout, no batch-norm update), so a
   // model that disagrees with its data stops the run before anything is written.
   torch::NoGradGuard no_grad;
-  model_.train(false);
+  running_->train(false);
   const Batch probe = data_.get(torch::arange(std::min<int64_t>(2, data_.size()), torch::kLong));
-  task_loss(info_, model_.forward(probe.inputs.to(comm_.device())),
+  task_loss(info_, running_->forward(probe.inputs.to(comm_.device())),
             probe.targets.to(comm_.device()));
 }
 
@@ -164,6 +171,15 @@ std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batche
 
 double Trainer::grad_norm() const {
   return gate_->row_norm();
+}
+
+std::vector<torch::Tensor> Trainer::ema_averages() {
+  std::vector<torch::Tensor> averages;
+  if (!ema_) return averages;
+  const EmaWeightsInUse averaged = averaged_weights();
+  const auto whole = whole_parameters();
+  for (const auto& p : trainable_) averages.push_back(p.tensor.detach().clone());
+  return averages;
 }
 
 void Trainer::register_state(CheckpointRegistry& registry) {

@@ -116,10 +116,9 @@ class Trainer {
   void trial_step(int64_t batch);
   // Tests: each step's forward takes `seconds` longer on this rank (a straggler).
   void slow_each_step_by(double seconds) { slow_step_s_ = seconds; }
-  // The moving averages of the trainable parameters (empty unless train.ema_decay > 0).
-  std::vector<NamedTensor> ema_averages() const {
-    return ema_ ? ema_->averages() : std::vector<NamedTensor>();
-  }
+  // Copies of the moving averages of the trainable parameters, whole (empty unless
+  // train.ema_decay > 0). Collective: ZeRO-3 gathers them.
+  std::vector<torch::Tensor> ema_averages();
 
  private:
   // step() without the explanation of LibTorch's out-of-memory error.

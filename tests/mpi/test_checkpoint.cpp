@@ -85,10 +85,12 @@ TrainedState run(const Config& deck, int64_t every, const std::string& resume) {
   CheckpointsOnly output(config.run.dir, state, group);
   TrainedState result;
   for (const auto& record : training.run(output).records) result.losses.push_back(record.loss);
-  const auto whole = training.trainer().whole_parameters();  // ZeRO-3: gathered to be read
-  for (const auto& p : model->named_parameters())
-    result.params.push_back(p.tensor.detach().clone());
-  for (const auto& a : training.trainer().ema_averages()) result.ema.push_back(a.tensor.clone());
+  {
+    const auto whole = training.trainer().whole_parameters();  // ZeRO-3: gathered to be read
+    for (const auto& p : model->named_parameters())
+      result.params.push_back(p.tensor.detach().clone());
+  }
+  result.ema = training.trainer().ema_averages();
   return result;
 }
 
@@ -148,9 +150,13 @@ TEST(Checkpoint, ZeroResumedRunRepeatsTheUninterruptedRunBitForBit) {
   expect_exact_resume(0.0, 1);
 }
 
-// ZeRO-3: each rank saves its shard of the parameters as well, and reads it back.
+// ZeRO-3: each rank saves its shard of the parameters as well, and reads it back; with a moving
+// average, its shard of the average too.
 TEST(Checkpoint, Zero3ResumedRunRepeatsTheUninterruptedRunBitForBit) {
   expect_exact_resume(0.0, 3);
+}
+TEST(Checkpoint, Zero3ResumedRunContinuesTheMovingAverageBitForBit) {
+  expect_exact_resume(0.9, 3);
 }
 
 // The message of the error (exit code 3) that loading `path` raises ("" if none), and whether

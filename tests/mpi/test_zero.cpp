@@ -1,18 +1,19 @@
 // ZeRO-1, 2 and 3 (ddp.zero = 1, 2, 3) against plain data parallel at the same world size: the same
 // training (AdamW and SGD, gradient clipping, gradient accumulation, frozen parameters, a moving
-// average, bf16 on the wire; the MLP, and small versions of the GPT and CNN decks for 30 steps)
-// must end within 1e-6 (relative, per parameter) of it, with each rank holding only its share of
-// the optimizer state (ZeRO-2: and of the gradients; ZeRO-3: and of the parameters, the MLP's
-// hidden layers, the GPT's and the CNN's blocks gathered as they run, with prefetch and without).
-// ctest runs it at 1, 2 and 3 ranks; the
-// buckets are made small so that blocks cut through parameters and buckets hold padding. ctest's
-// ranks share a node, so there ZeRO-1's buckets are reduce-scattered in shared memory and the
-// ranks share one copy of the parameters (ddp/data_parallel.hpp); with bf16 on the wire, and
-// ZeRO-2's pooled buckets always, the buckets go through MPI instead.
+// average (ZeRO-3: of each rank's shard), bf16 on the wire; the MLP, and small versions of the GPT
+// and CNN decks for 30 steps) must end within 1e-6 (relative, per parameter) of it, with each rank
+// holding only its share of the optimizer state (ZeRO-2: and of the gradients; ZeRO-3: and of the
+// parameters, the MLP's hidden layers, the GPT's and the CNN's blocks gathered as they run, with
+// prefetch and without). ctest runs it at 1, 2 and 3 ranks; the buckets are made small so that
+// blocks cut through parameters and buckets hold padding. ctest's ranks share a node, so there
+// ZeRO-1's buckets are reduce-scattered in shared memory and the ranks share one copy of the
+// parameters (ddp/data_parallel.hpp); with bf16 on the wire, and ZeRO-2's pooled buckets always,
+// the buckets go through MPI instead.
 #include <gtest/gtest.h>
 
 #include <iostream>
 
+#include "models/torchscript_model.hpp"
 #include "support/training_fixture.hpp"
 #include "util/error.hpp"
 
@@ -89,6 +90,17 @@ void expect_state_shared_out(const TrainedRun& zero, const TrainedRun& plain, in
 void expect_same_training(const TrainedRun& zero, const TrainedRun& plain, double tolerance,
                           const std::string& what) {
   EXPECT_LT(max_relative_difference(zero.params, plain.params), tolerance) << what;
+  ASSERT_EQ(zero.averages.size(), plain.averages.size()) << what;
+  if (!plain.averages.empty()) {
+    EXPECT_LT(max_relative_difference(zero.averages, plain.averages), tolerance)
+        << what << ": the moving averages";
+    std::vector<torch::Tensor> trained;
+    for (size_t i = 0; i < plain.params.size(); ++i) {
+      if (plain.trains[i]) trained.push_back(plain.params[i]);
+    }
+    EXPECT_GT(max_relative_difference(plain.averages, trained), kZeroMustMove)
+        << what << ": the averages are the weights";
+  }
   ASSERT_EQ(zero.records.size(), plain.records.size()) << what;
   for (size_t i = 0; i < plain.records.size(); ++i) {
     EXPECT_NEAR(zero.records[i].loss, plain.records[i].loss,
@@ -119,10 +131,9 @@ void expect_zero_matches_plain(const Config& plain, double tolerance,
   const TrainedRun without = train(plain, MPI_COMM_WORLD);
   EXPECT_GT(moved(without.params, initial_parameters(plain)), kZeroMustMove)
       << "training did not move";
-  std::vector<std::pair<int64_t, bool>> levels{{1, true}, {2, true}};  // (level, prefetch)
-  // A moving average needs whole parameters: ZeRO-3 refuses it (tested below).
-  if (plain.train.ema_decay == 0) levels.emplace_back(3, true);
-  if (plain.train.ema_decay == 0 && prefetch_off_too) levels.emplace_back(3, false);
+  std::vector<std::pair<int64_t, bool>> levels{
+      {1, true}, {2, true}, {3, true}};  // (level, prefetch)
+  if (prefetch_off_too) levels.emplace_back(3, false);
   for (const auto& [level, prefetch] : levels) {
     Config zero = plain;
     zero.ddp.zero = level;
@@ -168,16 +179,29 @@ TEST(Zero, FrozenLayerAndMovingAverage) {
 TEST(Zero, FrozenLayer) {
   expect_zero_matches_plain({OptimizerType::kAdamW, 2, 0.05, "0.*"});
 }
-TEST(Zero, Zero3RefusesAMovingAverage) {
-  Config config = zero_config({OptimizerType::kAdamW, 1, 0, "", 0.9});
-  config.ddp.zero = 3;
-  if (world_size() == 1) return;  // one rank shards nothing: the average is allowed
-  try {
-    train(config, MPI_COMM_WORLD);
-    ADD_FAILURE() << "ZeRO-3 with train.ema_decay trained";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("train.ema_decay"), std::string::npos) << e.what();
-  }
+// ZeRO-3 averages each rank's shard of the parameters.
+TEST(Zero, MovingAverageWithGradAccum) {
+  expect_zero_matches_plain({OptimizerType::kAdamW, 2, 0.05, "", 0.8});
+}
+
+// A TorchScript model's units are the submodules its forward only calls (the generator's
+// docstring says which); the rest stays whole in the root unit.
+TEST(Zero, TorchScriptUnitsAreTheSubmodulesForwardOnlyCalls) {
+  const std::string path = torchscript_blocks_test_model();
+  ASSERT_FALSE(path.empty()) << "DDPTRAIN_TEST_TORCHSCRIPT_BLOCKS is not set (ctest sets it)";
+  TorchScriptModel model(path);
+  EXPECT_EQ(model.unit_prefixes(),
+            (std::vector<std::string>{"embed.", "blocks.0.", "blocks.1.", "head."}));
+}
+// Trained through its units, each gathered while its call runs: as plain data parallel.
+TEST(Zero, TorchScriptModelByUnits) {
+  ZeroCase c{OptimizerType::kAdamW, 2, 0.05};
+  Config config = zero_config(c);
+  config.model.type = ModelType::kTorchScript;
+  config.model.path = torchscript_blocks_test_model();
+  ASSERT_FALSE(config.model.path.empty());
+  use_small_buckets(config, 300, 600);
+  expect_zero_matches_plain(config, kZeroTolerance, /*prefetch_off_too=*/true);
 }
 
 // The decks' models for 30 steps with 2 micro-steps each, and buckets of about an eighth of the

@@ -90,8 +90,12 @@ TrainedRun train(const Config& config, MPI_Comm comm) {
   TrainedRun run;
   run.records = training.run(output).records;
   run.facts = training.trainer().facts();
+  run.averages = training.trainer().ema_averages();          // gathers and releases under ZeRO-3
   const auto whole = training.trainer().whole_parameters();  // ZeRO-3: gathered to be read
-  for (const auto& p : model->named_parameters()) run.params.push_back(p.tensor.detach().clone());
+  for (const auto& p : model->named_parameters()) {
+    run.params.push_back(p.tensor.detach().clone());
+    run.trains.push_back(p.tensor.requires_grad());
+  }
   for (const auto& b : model->named_buffers()) run.buffers.push_back(b.tensor.detach().clone());
   return run;
 }
@@ -150,6 +154,11 @@ std::vector<torch::Tensor> initial_parameters(const Config& config) {
 
 std::string torchscript_test_model() {
   const char* path = std::getenv("DDPTRAIN_TEST_TORCHSCRIPT");
+  return path ? path : "";
+}
+
+std::string torchscript_blocks_test_model() {
+  const char* path = std::getenv("DDPTRAIN_TEST_TORCHSCRIPT_BLOCKS");
   return path ? path : "";
 }
 

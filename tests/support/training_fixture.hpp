@@ -29,7 +29,9 @@ struct TrainedRun {
   std::vector<StepRecord> records;
   std::vector<torch::Tensor> params;
   std::vector<torch::Tensor> buffers;
-  TrainerFacts facts;  // at the end
+  std::vector<bool> trains;             // by parameter: false where model.freeze holds it
+  std::vector<torch::Tensor> averages;  // of the parameters that train (train.ema_decay > 0)
+  TrainerFacts facts;                   // at the end
 };
 // Trains `config` (its data and model, model.freeze applied) on `comm` (MpiComm over it) from the
 // seed's initial model. Collective over `comm`.
@@ -53,4 +55,7 @@ namespace ddpt::testing {
 std::vector<torch::Tensor> initial_parameters(const Config& config);
 // Path of the TorchScript test model that ctest generates (env DDPTRAIN_TEST_TORCHSCRIPT).
 std::string torchscript_test_model();
+// The TorchScript model of blocks that ctest generates (env DDPTRAIN_TEST_TORCHSCRIPT_BLOCKS;
+// tests/e2e/make_torchscript_blocks.py): 32 inputs, 5 classes.
+std::string torchscript_blocks_test_model();
 }  // namespace ddpt::testing

@@ -94,11 +94,11 @@ TEST_F(CheckpointedObjects, TheMovingAverageStartsAtTheWeightsOfACheckpointWitho
     writer.group("model")->tensor("w", torch::full({2, 2}, 3.0));
   }
   load({&ema});
-  EXPECT_TRUE(ema.averages()[0].tensor.equal(torch::full({2, 2}, 3.0)));
+  EXPECT_TRUE(ema.averages()[0].equal(torch::full({2, 2}, 3.0)));
   save({&ema});
   Ema resumed({{"w", w}}, 0.9);
   load({&resumed});
-  EXPECT_TRUE(resumed.averages()[0].tensor.equal(torch::full({2, 2}, 3.0)));
+  EXPECT_TRUE(resumed.averages()[0].equal(torch::full({2, 2}, 3.0)));
 }
 
 }  // namespace
