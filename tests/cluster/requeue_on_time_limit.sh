@@ -11,9 +11,15 @@
 #   LEAD and LEAD + 30 s before the limit (LEAD 2: 31 s before it). With a 60 s limit and LEAD 25
 #   it comes 5 to 35 s into the run: late enough that the ranks are up and have their handlers
 #   (a lead of 30 s or more may fire in the first second), early enough to leave 25 s for the
-#   checkpoint. The uninterrupted run is sized to ~45 s so that the signal always finds it
-#   training. Each requeued run gets the signal again, so a run of any length gets there in as
-#   many pieces as it needs (here usually 2 or 3).
+#   checkpoint. The uninterrupted run lasts ~45 s so that the signal always finds it training.
+#   Each requeued run gets the signal again, so a run of any length gets there in as many pieces
+#   as it needs (here usually 2 or 3).
+# - What makes a run last: rank 0 sleeps kSleepMs in each step (the test hook
+#   DDPTRAIN_TEST_SLOW_RANK=R:MS), so the job's length is its step count times that, on any
+#   machine, while its arithmetic (all this test compares) is a few seconds' worth. The
+#   uninterrupted reference runs without the sleeps, in those few seconds. Mostly sleeping ranks
+#   also leave slurmctld the cores for its time-limit test (a starved slurmctld once sent the
+#   signal with the limit itself, too late: seen in CI on Debian 13, 62 s late).
 # - A requeued job becomes eligible AuthInfo=cred_expire seconds (default 120) plus 1 after the
 #   requeue (the slurmd keeps the revoked credential of its last run, under the same job id), and
 #   then starts at the next scheduling pass: the main scheduler runs every sched_interval
@@ -28,54 +34,33 @@ here=$(dirname "$(readlink -f "$0")")
 source "$here/cluster.sh"
 readonly kTimeLimit=1  # minutes: SLURM's smallest
 readonly kLeadS=25     # see above: the signal comes 5..35 s into the run
-readonly kTargetS=45   # uninterrupted run: well over 35 s, even if the job outruns calibration
-readonly kCalibrationSteps=300
-readonly kGlobalBatch=128 # requeue.cfg: 64 per rank x 2 ranks
+readonly kSleepMs=100  # by rank 0 in each step of the job's runs
 readonly kStopped=75
 deck=$here/requeue.cfg
 
 cluster_start one
 cd "$work"
 export DDPTRAIN_BIN=$ddptrain
-
-# Calibrate the step count to this machine's speed, in a job like the real one (srun without
-# binding runs slower than mpirun here): the run has to outlast the signal.
-cluster_job 60 --nodes=1 --ntasks-per-node=2 --output="$work/calibration.out" \
-  "$src/slurm/train_cpu.sbatch" "$deck" --train.steps=$kCalibrationSteps --run.dir=calibration
-[[ $JOB_STATE == COMPLETED ]] ||
-  fail "calibration job ended $JOB_STATE: $(tail -n 3 "$work/calibration.out")"
-# steps_for OUTPUT: the steps that take kTargetS at the speed ddptrain reported in OUTPUT (its
-# throughput leaves out warm-up), in whole hundreds (log.every).
-steps_for() {
-  local rate
-  rate=$(sed -n 's/^ *throughput *: \([0-9.]*\) samples\/s.*/\1/p' "$1" | tail -n 1)
-  [[ -n $rate ]] || { echo "FAIL: no throughput in the summary of $1" >&2 && return 1; }
-  awk -v r="$rate" -v b=$kGlobalBatch -v t=$kTargetS \
-    'BEGIN { print int(t * r / b / 100 + 1) * 100 }'
-}
-steps=$(steps_for "$work/calibration.out")
-echo "calibration: the runs take $steps steps (~$kTargetS s)"
+steps=500 # x kSleepMs: ~50 s, well over the 35 s the signal may take (whole hundreds: log.every)
 
 # Two ways the signal can miss a run, both this machine's and not ddptrain's, each answered by
 # another job (the test passes only with a run that was interrupted and requeued):
-#  - the machine got faster after the calibration (other load gone) and the run finished before
-#    the signal: again, sized by that run's speed and at least twice as long;
-#  - slurmctld, starved of CPU by the ranks (README, "Tests"), ran its time-limit test more than
-#    10 s late and sent the signal with the time limit itself: the job ends TIMEOUT although
-#    ddptrain checkpointed and exited 75 (seen in CI on Debian 13, the signal 62 s late):
-#    again with the same steps.
+#  - the run finished before the signal: again, twice as long;
+#  - slurmctld ran its time-limit test more than 10 s late and sent the signal with the time
+#    limit itself: the job ends TIMEOUT although ddptrain checkpointed and exited 75: again with
+#    the same steps.
 for attempt in 1 2 3; do
   overrides=(--train.steps="$steps" --checkpoint.every="$steps")
   SECONDS=0
-  cluster_job 300 --nodes=1 --ntasks-per-node=2 --time=$kTimeLimit --signal=USR1@$kLeadS \
-    --output="$work/job-%j.out" "$src/slurm/train_cpu.sbatch" "$deck" "${overrides[@]}"
+  DDPTRAIN_TEST_SLOW_RANK=0:$kSleepMs cluster_job 300 --nodes=1 --ntasks-per-node=2 \
+    --time=$kTimeLimit --signal=USR1@$kLeadS --output="$work/job-%j.out" \
+    "$src/slurm/train_cpu.sbatch" "$deck" "${overrides[@]}"
   echo "job $JOB_ID: $JOB_STATE after $SECONDS s, $(job_field "$JOB_ID" Restarts) restart(s)"
   out=$work/job-$JOB_ID.out
   cat "$out"
   ((attempt < 3)) || break
   if [[ $JOB_STATE == COMPLETED ]] && ! grep -q "stopped by SIGUSR1 at step" "$out"; then
-    faster=$(steps_for "$out")
-    steps=$((faster > 2 * steps ? faster : 2 * steps))
+    steps=$((2 * steps))
     echo "job $JOB_ID finished before the signal came; again with $steps steps"
   elif [[ $JOB_STATE == TIMEOUT ]] && (($(job_field "$JOB_ID" Restarts) == 0)); then
     echo "job $JOB_ID: the signal came with the time limit, too late to requeue; again"
