@@ -14,7 +14,7 @@ src=$2
 here=$(dirname "$(readlink -f "$0")")
 # shellcheck source=cluster.sh
 source "$here/cluster.sh"
-readonly kSteps=200 # killed after the checkpoint of step 100; the resumed run crosses an epoch
+readonly kSteps=300
 readonly kMaxRestartS=60
 deck=("$src/inputs/quickstart.cfg" "--train.steps=$kSteps" --log.every=25
   --checkpoint.every=100 --checkpoint.keep=20 --train.threads=1 --log.progress=lines)
