@@ -54,7 +54,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   if (ShardedParameters* units = engine_->sharded_parameters()) {
     sharded_model_ = std::make_unique<ShardedModel>(model_, *units);
     sharded_weights_ =
-        std::make_unique<ShardedWeights>(trainable_, engine_->reducer().shards(), units->shards());
+        std::make_unique<ShardedWeights>(trainable_, units->shard_plan(), units->shards());
     running_ = sharded_model_.get();
   }
   optimizer_ = make_distributed_optimizer(config.optim, trainable_, engine_->reducer());
