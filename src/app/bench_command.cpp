@@ -17,6 +17,7 @@
 #include "config/command_flags.hpp"
 #include "config/config.hpp"
 #include "config/parse_config.hpp"
+#include "runtime/job.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
 

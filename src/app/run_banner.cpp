@@ -69,7 +69,8 @@ void log_training(const BannerInputs& in, int64_t batch) {
       in.trainer.parameters_sharded
           ? std::string("ZeRO-3: one per block, one per other parameter; ") +
                 (in.trainer.prefetches ? "the next block gathered while one computes"
-                                       : "each block gathered as it starts")
+                                       : "each block gathered as it starts") +
+                (in.trainer.units_in_shared_memory ? ", into the node's shared memory" : "")
           : fmt::format("first {} MiB, then {} MiB", config.ddp.first_bucket_mb,
                         config.ddp.bucket_mb),
       config.ddp.compress == WirePrecision::kNone ? "fp32" : choice_name(config.ddp.compress),
@@ -100,7 +101,11 @@ void log_memory(const BannerInputs& in) {
       "  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
       human_bytes(t.held_parameter_bytes), human_bytes(t.planned_gradient_bytes),
       human_bytes(planned_optimizer_state_bytes(in.setup.config.optim, t.optimizer_values)),
-      t.parameters_sharded
+      t.parameters_sharded && t.units_in_shared_memory
+          ? fmt::format(" (ZeRO-3: the rank's shards and the buckets being reduced; units of up "
+                        "to {} gathered into one copy per node, in its shared memory)",
+                        human_bytes(t.largest_unit_bytes))
+      : t.parameters_sharded
           ? fmt::format(" (ZeRO-3: the rank's shards, the buckets being reduced, and units of up "
                         "to {} gathered while they run)",
                         human_bytes(t.largest_unit_bytes))

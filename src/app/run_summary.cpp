@@ -106,12 +106,16 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
     const PeakMemory& peak = result.peak_memory;
     lines.emplace_back(
         "memory",
-        fmt::format("parameters {}, gradients {}{} per rank; peak {} {} (rank 0)",
-                    human_bytes(result.parameter_bytes), human_bytes(result.gradient_bytes),
-                    result.parameters_sharded ? fmt::format(", largest unit gathered {}",
-                                                            human_bytes(result.largest_unit_bytes))
-                                              : std::string(),
-                    human_bytes(peak.bytes), peak.on_gpu ? "allocated on the GPU" : "resident"));
+        fmt::format(
+            "parameters {}, gradients {}{} per rank; peak {} {} (rank 0{})",
+            human_bytes(result.parameter_bytes), human_bytes(result.gradient_bytes),
+            result.parameters_sharded
+                ? fmt::format(", largest unit gathered {}", human_bytes(result.largest_unit_bytes))
+                : std::string(),
+            human_bytes(peak.bytes), peak.on_gpu ? "allocated on the GPU" : "resident",
+            peak.shared_bytes > 0 ? fmt::format("; {} of it in memory the node's ranks share",
+                                                human_bytes(peak.shared_bytes))
+                                  : std::string()));
   }
   if (result.best_eval) {
     const auto& [best, step] = *result.best_eval;

@@ -117,6 +117,44 @@ class NodeSumWork final : public Work {
   Then then_;
 };
 
+// A gather into a node-shared buffer (comm/node_all_gather.hpp): this rank's block went in when it
+// was launched; wait() waits, on the waiting thread, until every rank's has.
+class NodeGatherWork final : public Work {
+ public:
+  NodeGatherWork(NodeAllGather& gathers, torch::Tensor buffer, uint32_t gather, std::string name,
+                 uint64_t flight, Watchdog* watchdog, FlightRecorder* recorder,
+                 std::shared_ptr<Clock::time_point> started)
+      : gathers_(gathers),
+        buffer_(std::move(buffer)),
+        gather_(gather),
+        name_(std::move(name)),
+        flight_(flight),
+        watchdog_(watchdog),
+        recorder_(recorder),
+        started_(std::move(started)) {}
+  void wait() override {
+    if (done_) return;
+    {
+      const Watchdog::Scope watched = watch(watchdog_, name_);
+      gathers_.finish(buffer_, gather_);
+    }
+    if (recorder_) recorder_->completed(flight_);
+    done_ = true;
+  }
+  Clock::time_point started_at() const override { return *started_; }
+
+ private:
+  NodeAllGather& gathers_;
+  torch::Tensor buffer_;
+  uint32_t gather_;
+  std::string name_;
+  uint64_t flight_;
+  Watchdog* watchdog_;
+  FlightRecorder* recorder_;
+  std::shared_ptr<Clock::time_point> started_;
+  bool done_ = false;
+};
+
 // The reduce-scatter leaves this rank's block of the sum in its copy of `input`: into `output`
 // unless `output` is that block.
 NodeSumWork::Then copy_out_of_block(NodeAllReduce& node, const torch::Tensor& input,
@@ -138,7 +176,9 @@ MpiComm::MpiComm(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
   DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
   DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
   DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
-  node_ = std::make_unique<NodeAllReduce>(comm_.get());
+  segments_ = std::make_unique<NodeSegments>(comm_.get());
+  node_ = std::make_unique<NodeAllReduce>(*segments_);
+  gathers_ = std::make_unique<NodeAllGather>(*segments_);
 }
 
 MpiComm::~MpiComm() {
@@ -332,15 +372,22 @@ void MpiComm::barrier() {
   })->wait();
 }
 
-torch::Tensor MpiComm::allocate_buffer(int64_t numel, const torch::TensorOptions& options) {
-  torch::Tensor shared;
+torch::Tensor MpiComm::allocate_on_node(const torch::TensorOptions& options,
+                                        const std::function<torch::Tensor()>& allocate) {
+  torch::Tensor memory;
   if (size_ > 1 && options.device().is_cpu()) {
     run_blocking(
         [&, name = fmt::format("MPI shared-memory allocation #{}", ++collectives_)]() mutable {
           const Watchdog::Scope watched = watch(watchdog_, std::move(name));
-          shared = node_->allocate(numel, options.dtype().toScalarType());
+          memory = allocate();
         });
   }
+  return memory;
+}
+
+torch::Tensor MpiComm::allocate_buffer(int64_t numel, const torch::TensorOptions& options) {
+  const torch::Tensor shared = allocate_on_node(
+      options, [&] { return node_->allocate(numel, options.dtype().toScalarType()); });
   return shared.defined() ? shared : Communicator::allocate_buffer(numel, options);
 }
 
@@ -350,15 +397,36 @@ bool MpiComm::in_shared_memory(const torch::Tensor& buffer) const {
 
 torch::Tensor MpiComm::allocate_common(int64_t numel, const torch::TensorOptions& options,
                                        const std::string& subject) {
-  torch::Tensor common;
-  if (size_ > 1 && options.device().is_cpu()) {
-    run_blocking(
-        [&, name = fmt::format("MPI shared-memory allocation #{}", ++collectives_)]() mutable {
-          const Watchdog::Scope watched = watch(watchdog_, std::move(name));
-          common = node_->allocate_common(numel, options.dtype().toScalarType(), subject);
-        });
+  return allocate_on_node(options, [&] {
+    return node_->allocate_common(numel, options.dtype().toScalarType(), subject);
+  });
+}
+
+torch::Tensor MpiComm::allocate_gather_buffer(int64_t numel, const torch::TensorOptions& options,
+                                              const std::string& subject) {
+  return allocate_on_node(
+      options, [&] { return gathers_->allocate(numel, options.dtype().toScalarType(), subject); });
+}
+
+std::shared_ptr<Work> MpiComm::all_gather_into_shared_async(const torch::Tensor& block,
+                                                            torch::Tensor buffer) {
+  Label label = next_collective("all_gather", kSharedMemory, buffer);
+  FlightRecorder* recorder = flight();
+  const auto started = std::make_shared<Clock::time_point>(Clock::now());
+  if (recorder) recorder->started(label.flight);
+  uint32_t gather = 0;
+  {
+    // Waits for every rank's release of the previous gather: watched as the gather.
+    const Watchdog::Scope watched = watch(watchdog_, label.name);
+    gather = gathers_->arrive(block, buffer);
   }
-  return common;
+  return std::make_shared<NodeGatherWork>(*gathers_, std::move(buffer), gather,
+                                          std::move(label.name), label.flight, watchdog_, recorder,
+                                          started);
+}
+
+void MpiComm::done_reading(const torch::Tensor& buffer) {
+  gathers_->release(buffer);
 }
 
 MpiComm::Label MpiComm::next_collective(const char* operation, const char* backend,

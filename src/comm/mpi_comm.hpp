@@ -3,14 +3,17 @@
 // every MPI call: all-reduces of finished gradient buckets run there while backward goes on.
 // Buffers from allocate_buffer() on a communicator within one node are summed through shared
 // memory instead of MPI_Allreduce or MPI_Reduce_scatter_block (comm/node_all_reduce.hpp): by a
-// helper thread at the lowest priority and by the thread that waits for the sum; that is its
-// NodeSharedMemory capability (comm/node_shared_memory.hpp).
+// helper thread at the lowest priority and by the thread that waits for the sum; and buffers from
+// allocate_gather_buffer() are gathered there instead of by MPI_Allgather
+// (comm/node_all_gather.hpp). That is its NodeSharedMemory capability
+// (comm/node_shared_memory.hpp).
 #pragma once
 
 #include <mpi.h>
 
 #include "comm/comm_thread.hpp"
 #include "comm/communicator.hpp"
+#include "comm/node_all_gather.hpp"
 #include "comm/node_all_reduce.hpp"
 #include "comm/node_shared_memory.hpp"
 #include "comm/watchdog.hpp"
@@ -46,6 +49,11 @@ class MpiComm final : public Communicator, public NodeSharedMemory {
                                                           double* squares) override;
   torch::Tensor allocate_common(int64_t numel, const torch::TensorOptions& options,
                                 const std::string& subject) override;
+  torch::Tensor allocate_gather_buffer(int64_t numel, const torch::TensorOptions& options,
+                                       const std::string& subject) override;
+  std::shared_ptr<Work> all_gather_into_shared_async(const torch::Tensor& block,
+                                                     torch::Tensor buffer) override;
+  void done_reading(const torch::Tensor& buffer) override;
 
   // Tests only: this rank leaves out its next all-reduce (no sum, no record, no number), so that
   // the ranks' collectives part there (the flight analysis's test, DDPTRAIN_TEST_SKIP_COLLECTIVE).
@@ -63,6 +71,10 @@ class MpiComm final : public Communicator, public NodeSharedMemory {
   // Work sums what is left when waited, then runs `then`.
   std::shared_ptr<Work> submit_node_sum(Label label, const torch::Tensor& tensor, NodeSumKind kind,
                                         std::function<void(const NodeSum&)> then);
+  // Collective: `allocate` (a node-shared allocation) on the communication thread, watched; an
+  // undefined tensor without running it where nothing can be shared (one rank, device memory).
+  torch::Tensor allocate_on_node(const torch::TensorOptions& options,
+                                 const std::function<torch::Tensor()>& allocate);
   // Runs `job` on the communication thread and waits for it (rethrowing its error).
   void run_blocking(std::function<void()> job);
   // The next collective's label, on the calling thread (so numbers follow program order), and its
@@ -78,7 +90,9 @@ class MpiComm final : public Communicator, public NodeSharedMemory {
   Watchdog* watchdog_;
   int64_t collectives_ = 0;  // issued so far, on the calling thread
   bool skip_next_all_reduce_ = false;
-  std::unique_ptr<NodeAllReduce> node_;  // all-reduces of buffers in node-shared memory
+  std::unique_ptr<NodeSegments> segments_;  // node-shared memory, for node_ and gathers_
+  std::unique_ptr<NodeAllReduce> node_;     // sums of buffers in node-shared memory
+  std::unique_ptr<NodeAllGather> gathers_;  // gathers into buffers in node-shared memory
   // Sums node_'s chunks with the cycles this rank's compute leaves over; destroyed before node_.
   CommThread helper_{CommThread::Priority::kBackground};
   CommThread thread_;  // destroyed first: drains queued collectives before comm_ is freed

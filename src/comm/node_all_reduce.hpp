@@ -33,7 +33,6 @@
 // watchdog's to report (dist.timeout_s), as in any collective.
 #pragma once
 
-#include <mpi.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -43,7 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "comm/shared_memory.hpp"
+#include "comm/node_segments.hpp"
 
 namespace ddpt {
 
@@ -65,8 +64,9 @@ class NodeAllReduce {
   // block of the scaling MLP's buckets, so the threads that are free share the work finely.
   static constexpr int64_t kChunkElements = 16384;
 
-  // `comm` (not owned) must outlive this object; nothing is collective until allocate().
-  explicit NodeAllReduce(MPI_Comm comm);
+  // `segments` (not owned: its communicator's) must outlive this object; nothing is collective
+  // until allocate().
+  explicit NodeAllReduce(NodeSegments& segments);
 
   // Collective: a zeroed buffer of `numel` float32 or float64 values in memory shared by the
   // node's ranks. Undefined tensor (on every rank alike) when it cannot be: one rank, ranks on
@@ -113,13 +113,6 @@ class NodeAllReduce {
     uint32_t sequence = 0;      // sums begun on this buffer
     std::vector<Chunk> chunks;  // block by block, in order
   };
-  // Whether every rank of the communicator shares this node (asked once, collectively).
-  bool one_node();
-  // Collective: a zeroed segment of `bytes` that every rank has mapped, or null on every rank
-  // (the refusing rank warns: "`subject` not in shared memory (why): `fallback`", and later
-  // calls do not try again).
-  std::shared_ptr<SharedMemory> map_segment(size_t bytes, const std::string& subject,
-                                            const std::string& fallback);
   static const Buffer& buffer_of(const NodeSum& sum) {
     return *static_cast<const Buffer*>(sum.buffer);
   }
@@ -131,10 +124,9 @@ class NodeAllReduce {
   std::atomic<uint32_t>& chunks_summed(const Buffer& buffer) const;
   double* chunk_squares(const Buffer& buffer) const;
 
-  MPI_Comm comm_;
+  NodeSegments& segments_;
   int rank_ = 0;
   int size_ = 1;
-  int one_node_ = -1;  // unknown until asked
   // By this rank's copy. Elements stay where they are when others are added: a NodeSum points to
   // its Buffer.
   std::unordered_map<const void*, Buffer> buffers_;

@@ -1,8 +1,8 @@
 // What a backend whose ranks can share host memory offers beyond the collectives: MPI, whose
-// buffers on a communicator within one node are summed in memory the node's ranks map
-// (comm/node_all_reduce.hpp). A capability, not part of Communicator: no other backend has it, so
-// asking for it (Communicator::node_shared_memory) replaces virtuals that would throw or answer
-// "no" on every backend but one.
+// buffers on a communicator within one node are summed (comm/node_all_reduce.hpp) and gathered
+// (comm/node_all_gather.hpp) in memory the node's ranks map. A capability, not part of
+// Communicator: no other backend has it, so asking for it (Communicator::node_shared_memory)
+// replaces virtuals that would throw or answer "no" on every backend but one.
 #pragma once
 
 #include <torch/torch.h>
@@ -32,6 +32,20 @@ class NodeSharedMemory {
   // every rank where that cannot be: a communicator across nodes, or a refused allocation.
   virtual torch::Tensor allocate_common(int64_t numel, const torch::TensorOptions& options,
                                         const std::string& subject) = 0;
+
+  // Collective: a buffer of `numel` elements (a multiple of the world size) that every rank maps,
+  // one copy per node, to be all-gathered into again and again (ZeRO-3's units, for `subject`).
+  // Undefined on every rank where that cannot be, as for allocate_common().
+  virtual torch::Tensor allocate_gather_buffer(int64_t numel, const torch::TensorOptions& options,
+                                               const std::string& subject) = 0;
+  // Collective, on a buffer from allocate_gather_buffer(): once no rank reads the buffer's previous
+  // gather any more (each has called done_reading()), `block` goes into this rank's block of it;
+  // once waited, every rank's block is in. Returns after this rank's block is in.
+  virtual std::shared_ptr<Work> all_gather_into_shared_async(const torch::Tensor& block,
+                                                             torch::Tensor buffer) = 0;
+  // This rank reads `buffer` no more until its next all_gather_into_shared_async(); not collective,
+  // but every rank calls it once after each gather, in the same order.
+  virtual void done_reading(const torch::Tensor& buffer) = 0;
 };
 
 }  // namespace ddpt

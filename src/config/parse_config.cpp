@@ -222,8 +222,8 @@ OptionTable make_table(Config& c) {
                   "mpi (its communication thread would take a core from the compute)")
       .add("ddp.shared_memory", &c.ddp.shared_memory,
            "mpi backend with every rank on one node: gradient buckets live in memory the ranks "
-           "share and are summed (ZeRO-1: reduce-scattered) there, without messages | false: "
-           "MPI's collectives")
+           "share and are summed (ZeRO-1: reduce-scattered) there, and ZeRO-3's blocks are "
+           "gathered into one copy there, without messages | false: MPI's collectives")
       .add("dist.timeout_s", &c.dist.timeout_s,
            "seconds a rank may wait in a collective or a checkpoint phase; past it the job "
            "aborts with exit code 5, naming the collective, the step and the ranks that did not "

@@ -106,7 +106,10 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
   reducer.parameters_shared = false;
   // The parameters become views of their units' buffers before the reducer hooks their gradient
   // accumulators.
-  units_ = std::make_unique<ShardedParameters>(params, std::move(plan), comm_, options.prefetch);
+  ShardedParameters::Options sharding;
+  sharding.prefetch = options.prefetch;
+  sharding.shared_memory = options.shared_memory;
+  units_ = std::make_unique<ShardedParameters>(params, std::move(plan), comm_, sharding);
   // The model each rank built whole is freed now; malloc would keep it (runtime/process_tuning).
   return_freed_memory();
   reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);

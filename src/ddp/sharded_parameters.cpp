@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ddp/releasable_storage.hpp"
+#include "runtime/process_tuning.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -18,14 +19,15 @@ std::vector<int64_t> numels_of(const std::vector<NamedTensor>& params) {
 }  // namespace
 
 ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan,
-                                     Communicator& comm, bool prefetch)
+                                     Communicator& comm, const Options& options)
     : params_(std::move(params)),
       plan_(std::move(plan)),
       shards_(plan_shards(plan_.buckets, numels_of(params_), comm.size(), comm.rank())),
       comm_(comm),
-      prefetch_(prefetch),
+      prefetch_(options.prefetch),
       units_(plan_.buckets.size()) {
   torch::NoGradGuard no_grad;
+  NodeSharedMemory* node = options.shared_memory ? comm_.node_shared_memory() : nullptr;
   for (size_t b = 0; b < plan_.buckets.size(); ++b) {
     const BucketSpec& spec = plan_.buckets[b];
     const torch::Tensor& first = params_[spec.params.front()].tensor;
@@ -33,8 +35,9 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
     Unit& unit = units_[b];
     // On the communicator's device: the parameters may still be on the host, so that no device
     // holds more than one unit of them before they are sharded.
-    unit.gathered = torch::zeros({block * comm_.size()},
-                                 first.options().device(comm_.device()).requires_grad(false));
+    const torch::TensorOptions on_device =
+        first.options().device(comm_.device()).requires_grad(false);
+    torch::Tensor values = torch::zeros({block * comm_.size()}, on_device);
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const torch::Tensor& param = params_[spec.params[k]].tensor;
       if (param.scalar_type() != first.scalar_type() || param.device() != first.device()) {
@@ -42,17 +45,28 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
                         params_[spec.params[k]].name + "')",
                     ExitCode::kInternal, Raised::kAllRanks);
       }
-      unit.gathered.narrow(0, spec.offsets[k], param.numel()).copy_(param.detach().reshape(-1));
+      if (options.values) {
+        values.narrow(0, spec.offsets[k], param.numel()).copy_(param.detach().reshape(-1));
+      }
     }
-    comm_.broadcast(unit.gathered, 0);  // every rank starts from rank 0's values
-    unit.shard = unit.gathered.narrow(0, block * comm_.rank(), block).clone();
+    if (options.values) comm_.broadcast(values, 0);  // every rank starts from rank 0's values
+    unit.shard = values.narrow(0, block * comm_.rank(), block).clone();
+    if (node != nullptr) {
+      unit.gathered = node->allocate_gather_buffer(values.numel(), on_device, "ZeRO-3's units");
+      unit.shared = unit.gathered.defined();
+    }
+    if (!unit.shared) unit.gathered = values;
     // set_data keeps each parameter's identity (the model's references, its autograd metadata)
     // and replaces only its memory by its slot in the unit's buffer.
     for (size_t k = 0; k < spec.params.size(); ++k) {
       torch::Tensor& param = params_[spec.params[k]].tensor;
       param.set_data(unit.gathered.narrow(0, spec.offsets[k], param.numel()).view(param.sizes()));
     }
-    release_storage(unit.gathered);
+    if (!unit.shared) release_storage(unit.gathered);
+    // The unit's whole values are gone; malloc would keep them, and not reuse them for the next
+    // unit (models/model.cpp, release_parameters).
+    values = torch::Tensor();
+    return_freed_memory();
   }
 }
 
@@ -113,11 +127,15 @@ const std::vector<size_t>& ShardedParameters::block_buckets(int64_t unit) const 
 void ShardedParameters::gather(size_t bucket) {
   Unit& unit = units_[bucket];
   if (unit.state != State::kReleased) return;
-  torch::NoGradGuard no_grad;
-  restore_storage(unit.gathered);
-  const int64_t block = shards_[bucket].block;
-  unit.gathered.narrow(0, block * comm_.rank(), block).copy_(unit.shard);
-  unit.work = comm_.all_gather_in_place_async(unit.gathered);
+  if (unit.shared) {
+    unit.work = comm_.node_shared_memory()->all_gather_into_shared_async(unit.shard, unit.gathered);
+  } else {
+    torch::NoGradGuard no_grad;
+    restore_storage(unit.gathered);
+    const int64_t block = shards_[bucket].block;
+    unit.gathered.narrow(0, block * comm_.rank(), block).copy_(unit.shard);
+    unit.work = comm_.all_gather_in_place_async(unit.gathered);
+  }
   unit.state = State::kGathering;
 }
 
@@ -137,7 +155,11 @@ void ShardedParameters::release(size_t bucket) {
   // A collective may still be writing into the memory.
   if (unit.state == State::kGathering) unit.work->wait();
   unit.work.reset();
-  release_storage(unit.gathered);
+  if (unit.shared) {
+    comm_.node_shared_memory()->done_reading(unit.gathered);
+  } else {
+    release_storage(unit.gathered);
+  }
   unit.state = State::kReleased;
 }
 
@@ -149,6 +171,11 @@ std::vector<torch::Tensor> ShardedParameters::shards() const {
   std::vector<torch::Tensor> out;
   for (const Unit& unit : units_) out.push_back(unit.shard);
   return out;
+}
+
+bool ShardedParameters::gathers_in_shared_memory() const {
+  return !units_.empty() &&
+         std::all_of(units_.begin(), units_.end(), [](const Unit& unit) { return unit.shared; });
 }
 
 int64_t ShardedParameters::held_bytes() const {

@@ -11,6 +11,11 @@
 // final norm, head; one buffer per bucket) is gathered at the start of a forward and held until
 // its gradients are in.
 //
+// With every rank on one node (MPI, ddp.shared_memory), a unit's buffer is one copy in memory the
+// node's ranks share instead (comm/node_all_gather.hpp): a gather copies the rank's shard into
+// its block there and waits for the others', and the memory stays (a unit's values once per
+// node, not once per rank that gathers it).
+//
 // Collectives match across ranks because every rank runs the same graph: gathers are launched in
 // forward in unit order, and in backward from the hooks on each unit's output, which the autograd
 // engine reaches in the same order on every rank as it does the reducer's hooks.
@@ -31,13 +36,20 @@ namespace ddpt {
 
 class ShardedParameters final : public UnitRunner {
  public:
+  struct Options {
+    bool prefetch = false;      // ddp.prefetch
+    bool shared_memory = true;  // gather into node-shared buffers where the communicator can
+    // False where the parameters have no memory (a model built to be read from a checkpoint,
+    // models/model.hpp): the shards start at zero, for the checkpoint's values.
+    bool values = true;
+  };
   // Collective. Cuts `params` (on the host or the communicator's device) into units, a unit at a
   // time: its buffer on the communicator's device takes rank 0's values (broadcast), each rank
   // keeps its blocks, and every parameter becomes a view of its unit's buffer, released until
   // the unit runs. They stay views of released memory once this is gone: gather them (Whole) to
   // read them first.
   ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, Communicator& comm,
-                    bool prefetch);
+                    const Options& options);
   ShardedParameters(const ShardedParameters&) = delete;
   ShardedParameters& operator=(const ShardedParameters&) = delete;
 
@@ -84,11 +96,14 @@ class ShardedParameters final : public UnitRunner {
   int64_t held_bytes() const;
   int64_t largest_unit_bytes() const;
   bool prefetches() const { return prefetch_; }
+  // Whether every unit is gathered into memory the node's ranks share.
+  bool gathers_in_shared_memory() const;
 
  private:
   enum class State { kReleased, kGathering, kGathered };
   struct Unit {
-    torch::Tensor gathered;  // flat, padded; memory only while gathered
+    torch::Tensor gathered;  // flat, padded; memory only while gathered, or node-shared
+    bool shared = false;     // gathered in node-shared memory (comm/node_all_gather.hpp)
     torch::Tensor shard;     // this rank's block, kept
     std::shared_ptr<Work> work;
     State state = State::kReleased;

@@ -50,20 +50,24 @@ TORCH_MODULE(BasicBlock);
 class ResNetImpl : public nn::Module {
  public:
   ResNetImpl(int64_t channels, const std::vector<int64_t>& widths, int64_t blocks, int64_t classes,
-             bool checkpoint_blocks)
+             bool checkpoint_blocks, ParameterValues values)
       : conv1_(register_module("conv1", conv(channels, widths.front(), 3, 1))),
         bn1_(register_module("bn1", nn::BatchNorm2d(widths.front()))),
         checkpoint_blocks_(checkpoint_blocks) {
+    const bool none = values == ParameterValues::kNone;
+    if (none) release_parameters(*this);  // the stem
     int64_t in = widths.front();
     for (size_t s = 0; s < widths.size(); ++s) {
       nn::Sequential stage;
       for (int64_t b = 0; b < blocks; ++b) {
         stage->push_back(BasicBlock(in, widths[s], b == 0 && s > 0 ? 2 : 1));
+        if (none) release_parameters(*stage->ptr(stage->size() - 1));
         in = widths[s];
       }
       stages_.push_back(register_module("layer" + std::to_string(s + 1), stage));
     }
     fc_ = register_module("fc", nn::Linear(in, classes));
+    if (none) release_parameters(*fc_);
   }
   torch::Tensor forward(const torch::Tensor& x) {
     torch::Tensor y = torch::relu(bn1_(conv1_(x)));
@@ -105,7 +109,7 @@ TORCH_MODULE(ResNet);
 }  // namespace
 
 Cnn::Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, int64_t blocks,
-         int64_t classes, bool checkpoint_blocks) {
+         int64_t classes, bool checkpoint_blocks, ParameterValues values) {
   if (image.size() != 3) {
     throw ConfigError(fmt::format(
         "option 'model.type' = cnn needs images [channels, height, width]; the data's samples "
@@ -118,7 +122,7 @@ Cnn::Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, 
         "option 'model.channels' = {} stages halve {}x{} images {} times: too many stages",
         fmt::join(widths, ","), image[1], image[2], halvings));
   }
-  net_ = ResNet(image[0], widths, blocks, classes, checkpoint_blocks).ptr();
+  net_ = ResNet(image[0], widths, blocks, classes, checkpoint_blocks, values).ptr();
   // FLOPs by layer, following the shapes (ceil division: 3x3 convolutions with padding 1).
   int64_t h = image[1];
   int64_t w = image[2];

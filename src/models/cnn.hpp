@@ -21,7 +21,8 @@ class Cnn final : public ModuleModel {
   // `image`: [channels, height, width] of one sample. `checkpoint_blocks`: each residual block's
   // activations recomputed in backward (models/activation_checkpoint.hpp).
   Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, int64_t blocks,
-      int64_t classes, bool checkpoint_blocks = false);
+      int64_t classes, bool checkpoint_blocks = false,
+      ParameterValues values = ParameterValues::kInitialised);
   // The parameters of that CNN, without building it (a double: an absurd deck overflows int64).
   static double parameter_count(const std::vector<int64_t>& image,
                                 const std::vector<int64_t>& widths, int64_t blocks,

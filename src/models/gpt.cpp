@@ -90,14 +90,23 @@ class GptNetImpl : public nn::Module {
         dropout_(spec.dropout),
         block_(spec.block),
         checkpoint_blocks_(spec.checkpoint_blocks) {
-    for (int64_t i = 0; i < spec.n_layer; ++i) h_->push_back(Block(spec));
+    const bool values = spec.values == ParameterValues::kInitialised;
+    if (!values) release_parameters(*this);  // the embeddings
+    for (int64_t i = 0; i < spec.n_layer; ++i) {
+      h_->push_back(Block(spec));
+      if (!values) release_parameters(*h_->ptr(h_->size() - 1));
+    }
     register_module("h", h_);
     ln_f_ = register_module("ln_f", nn::LayerNorm(nn::LayerNormOptions({spec.n_embd})));
     if (!spec.tie) {
       lm_head_ = register_module("lm_head",
                                  Linear(nn::LinearOptions(spec.n_embd, spec.vocab).bias(false)));
     }
-    initialise(spec);
+    if (values) {
+      initialise(spec);
+    } else {
+      release_parameters(*this);
+    }
   }
 
   torch::Tensor forward(const torch::Tensor& tokens) {

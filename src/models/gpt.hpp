@@ -19,6 +19,7 @@ struct GptSpec {
   bool tie = true;
   int64_t window = 0;              // tokens per sample, for the FLOPs estimate; 0 = block
   bool checkpoint_blocks = false;  // model.activation_checkpointing
+  ParameterValues values = ParameterValues::kInitialised;
 };
 
 class Gpt final : public ModuleModel {

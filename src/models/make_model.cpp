@@ -59,10 +59,11 @@ int64_t features_of(const DatasetInfo& data) {
 
 }  // namespace
 
-std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs) {
+std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs,
+                                  ParameterValues values) {
   if (config.type == ModelType::kMlp) {
     return std::make_unique<Mlp>(inputs, parse_int_list("model.hidden", config.hidden), outputs,
-                                 config.activation_checkpointing);
+                                 config.activation_checkpointing, values);
   }
   if (config.type == ModelType::kTorchScript) {
     if (config.activation_checkpointing) {
@@ -76,14 +77,19 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int
                     ": is built from the data's sample shape, not a feature count");
 }
 
-std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data) {
-  if (config.type == ModelType::kGpt) return std::make_unique<Gpt>(gpt_spec(config, data));
+std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data,
+                                  ParameterValues values) {
+  if (config.type == ModelType::kGpt) {
+    GptSpec spec = gpt_spec(config, data);
+    spec.values = values;
+    return std::make_unique<Gpt>(spec);
+  }
   if (builds_cnn(config, data)) {
     return std::make_unique<Cnn>(data.sample_shape,
                                  parse_int_list("model.channels", config.channels), config.blocks,
-                                 data.outputs, config.activation_checkpointing);
+                                 data.outputs, config.activation_checkpointing, values);
   }
-  return make_model(config, features_of(data), data.outputs);
+  return make_model(config, features_of(data), data.outputs, values);
 }
 
 std::optional<double> planned_parameter_count(const ModelConfig& config, const DatasetInfo& data) {

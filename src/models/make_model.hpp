@@ -12,10 +12,14 @@
 namespace ddpt {
 
 // `inputs`/`outputs`: the dataset's feature and class counts (used by built-in models).
-std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs);
+// `values`: whether a built-in model's parameters get their initial values or no memory at all
+// (models/model.hpp); a TorchScript model always has its file's.
+std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int64_t outputs,
+                                  ParameterValues values = ParameterValues::kInitialised);
 // The model for a dataset: built-in models are sized from its sample shape and output count.
 // ConfigError if the model cannot read that kind of data.
-std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data);
+std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data,
+                                  ParameterValues values = ParameterValues::kInitialised);
 
 // The parameters of the model make_model(config, data) builds, counted without building it, so
 // that a deck asking for an absurd size is refused before anything is allocated; nullopt for a

@@ -8,16 +8,20 @@
 namespace ddpt {
 
 Mlp::Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs,
-         bool checkpoint_blocks)
+         bool checkpoint_blocks, ParameterValues values)
     : checkpoint_blocks_(checkpoint_blocks) {
+  const auto add_layer = [&](int64_t in, int64_t out) {
+    net_->push_back(Linear(in, out));
+    if (values == ParameterValues::kNone) release_parameters(*net_->ptr(net_->size() - 1));
+  };
   int64_t width = inputs;
   for (const int64_t h : hidden) {
-    net_->push_back(Linear(width, h));
+    add_layer(width, h);
     net_->push_back(torch::nn::ReLU());
     flops_ += 2.0 * static_cast<double>(width * h);
     width = h;
   }
-  net_->push_back(Linear(width, outputs));
+  add_layer(width, outputs);
   flops_ += 2.0 * static_cast<double>(width * outputs);
   description_ = fmt::format("MLP {} -> [{}] -> {}", inputs, fmt::join(hidden, ", "), outputs);
 }

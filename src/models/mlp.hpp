@@ -13,7 +13,7 @@ class Mlp final : public ModuleModel {
   // `checkpoint_blocks`: each hidden layer's activations (Linear, ReLU) recomputed in backward
   // (models/activation_checkpoint.hpp).
   Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs,
-      bool checkpoint_blocks = false);
+      bool checkpoint_blocks = false, ParameterValues values = ParameterValues::kInitialised);
   // The parameters of that MLP, without building it (a double: an absurd deck overflows int64).
   static double parameter_count(int64_t inputs, const std::vector<int64_t>& hidden,
                                 int64_t outputs);

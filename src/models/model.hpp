@@ -13,6 +13,15 @@
 
 namespace ddpt {
 
+// What a built-in model's constructor leaves in its parameters.
+enum class ParameterValues {
+  kInitialised,  // the initial weights, drawn from the global generator (the deck's seed)
+  // No memory: each unit's parameters are released as soon as it is built, and nothing is drawn.
+  // For a model whose values come from a checkpoint into ZeRO-3's shards (eval and predict), so
+  // that no rank ever holds it whole, not even while building it.
+  kNone,
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -50,5 +59,9 @@ int64_t parameter_count(Model& model);
 // The model's buffers and its parameters that do not train (frozen) to `device`, the others left
 // where they are: ZeRO-3 moves those a unit at a time (ddp/sharded_parameters.hpp).
 void move_all_but_trainable(Model& model, torch::Device device);
+
+// The parameters of `module` (and its submodules) left without memory, shapes kept
+// (ddp/releasable_storage.hpp): ParameterValues::kNone, a unit at a time.
+void release_parameters(torch::nn::Module& module);
 
 }  // namespace ddpt

@@ -2,11 +2,32 @@
 
 #include <sys/resource.h>
 
+#include <fstream>
+#include <string>
+
 #ifdef DDPTRAIN_TORCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
 namespace ddpt {
+namespace {
+
+// The process's resident shared memory (RssShmem in /proc/self/status), or 0 where unknown.
+int64_t resident_shared_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "RssShmem:") {
+      int64_t kib = 0;
+      status >> kib;
+      return kib * 1024;
+    }
+    status.ignore(4096, '\n');
+  }
+  return 0;
+}
+
+}  // namespace
 
 PeakMemory peak_memory(const c10::Device& device) {
   PeakMemory peak;
@@ -24,6 +45,7 @@ PeakMemory peak_memory(const c10::Device& device) {
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) == 0)
     peak.bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  peak.shared_bytes = resident_shared_bytes();
   return peak;
 }
 

@@ -207,6 +207,7 @@ TrainerFacts Trainer::facts() const {
   if (const ShardedParameters* units = engine_->sharded_parameters()) {
     facts.parameters_sharded = true;
     facts.prefetches = units->prefetches();
+    facts.units_in_shared_memory = units->gathers_in_shared_memory();
     for (const auto& p : trainable_) {
       facts.held_parameter_bytes -=
           p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());

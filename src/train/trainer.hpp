@@ -44,6 +44,8 @@ struct TrainerFacts {
   // ZeRO-3 at work: each rank holds 1/N of the parameters, and one unit whole while it runs.
   bool parameters_sharded = false;
   bool prefetches = false;  // ZeRO-3: the next unit gathered while one computes (ddp.prefetch)
+  // ZeRO-3: every unit gathered into one copy in memory the node's ranks share (ddp.shared_memory).
+  bool units_in_shared_memory = false;
   // This rank's: all of them, or under ZeRO-3 its shard of the trainable ones and the frozen ones.
   int64_t held_parameter_bytes = 0;
   int64_t largest_unit_bytes = 0;      // ZeRO-3: the largest unit gathered whole

@@ -16,7 +16,10 @@ std::string human_bytes(int64_t bytes) {
     value /= 1024;
     ++k;
   }
-  return k == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.3g} {}", value, prefixes[k]);
+  if (k == 0) return fmt::format("{} B", bytes);
+  // Three significant digits; from 100 up whole units, so 1010 KiB does not read "1.01e+03 KiB".
+  return value >= 100 ? fmt::format("{:.0f} {}", value, prefixes[k])
+                      : fmt::format("{:.3g} {}", value, prefixes[k]);
 }
 
 std::optional<int64_t> parse_byte_size(const std::string& text) {

@@ -65,12 +65,15 @@ PY
 # ZeRO-3 under the same limit, on a model as large made of 25 layers of 1000 (24.1M parameters,
 # 386 MB with AdamW: refused without ZeRO): each rank keeps a quarter of the weights, gradients
 # and moments, and two layers whole while they run. (On the 4 layers of 2500 above it does not
-# fit: a layer is a quarter of that model, and two are gathered at a time.)
+# fit: a layer is a quarter of that model, and two are gathered at a time.) With
+# ddp.shared_memory = false: gathered through MPI into each rank's own memory, the units count
+# against each rank's limit (on one node they would otherwise be gathered into one node-shared
+# copy, which RLIMIT_DATA leaves out).
 deep=$(printf '1000,%.0s' {1..25})
 deep=${deep%,}
 run $limit deep_plain --ddp.zero=0 --model.hidden="$deep"
 [[ $rc -eq 6 ]] || { cat "$work/deep_plain.txt"; fail "25 layers without ZeRO: exit $rc, expected 6"; }
-run $limit deep_zero3 --ddp.zero=3 --model.hidden="$deep"
+run $limit deep_zero3 --ddp.zero=3 --ddp.shared_memory=false --model.hidden="$deep"
 [[ $rc -eq 0 ]] || { cat "$work/deep_zero3.txt"; fail "ZeRO-3 under the $limit MiB limit: exit $rc"; }
 grep -q "ZeRO-3" "$work/deep_zero3.txt" || fail "the ZeRO-3 run's banner does not say ZeRO-3"
 grep "memory  " "$work/deep_zero3.txt"

@@ -1,8 +1,10 @@
 // MpiComm collectives on random tensors against values computed independently on every rank.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 
 #include "comm/mpi_comm.hpp"
 #include "runtime/topology.hpp"
@@ -225,7 +227,8 @@ TEST(MpiComm, OneRankAloneSumsEveryChunkOnceAllHaveArrived) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size == 1) GTEST_SKIP() << "one rank: nothing is summed in shared memory";
-  NodeAllReduce node(MPI_COMM_WORLD);
+  NodeSegments segments(MPI_COMM_WORLD);
+  NodeAllReduce node(segments);
   const int64_t n = 5 * NodeAllReduce::kChunkElements * size + 3;  // several chunks per block
   for (const auto kind : {NodeSumKind::kAllReduce, NodeSumKind::kReduceScatter}) {
     const int64_t length = kind == NodeSumKind::kReduceScatter ? n - n % size : n;
@@ -277,6 +280,32 @@ TEST(MpiComm, CommonMemoryIsTheSameOnEveryRank) {
   comm.barrier();
   EXPECT_TRUE(torch::equal(common, torch::full({n}, 7.0f)));
   EXPECT_FALSE(comm.in_shared_memory(common)) << "not a buffer that is summed";
+}
+
+// ZeRO-3's gather into node-shared memory (comm/node_all_gather.hpp): each rank's block lands in
+// the node's one copy, and a rank still reading a gather holds back the others' next one, so no
+// rank reads a mix of two gathers. Here the last rank reads each gather 100 ms late, while the
+// others go straight on to the next gather with other values. At one rank there is no buffer.
+TEST(MpiComm, NodeSharedGatherWaitsForEveryReaderBeforeTheNext) {
+  MpiComm comm(MPI_COMM_WORLD);
+  const int64_t block = 100'003;
+  const torch::TensorOptions floats(torch::kFloat);
+  torch::Tensor buffer = comm.allocate_gather_buffer(block * comm.size(), floats, "test units");
+  ASSERT_EQ(buffer.defined(), comm.size() > 1);
+  if (!buffer.defined()) return;
+  const bool late = comm.rank() == comm.size() - 1;
+  for (int gather = 0; gather < 4; ++gather) {
+    const torch::Tensor mine = torch::full({block}, static_cast<float>(10 * gather + comm.rank()));
+    comm.all_gather_into_shared_async(mine, buffer)->wait();
+    if (late) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int r = 0; r < comm.size(); ++r) {
+      const torch::Tensor theirs = buffer.narrow(0, block * r, block);
+      EXPECT_TRUE(torch::equal(theirs, torch::full({block}, static_cast<float>(10 * gather + r))))
+          << "gather " << gather << ", rank " << r << "'s block: " << theirs.max().item<float>();
+    }
+    comm.done_reading(buffer);
+  }
+  EXPECT_FALSE(comm.in_shared_memory(buffer)) << "not a buffer that is summed";
 }
 
 // A bucket's memory stays mapped after its communicator is gone: parameters' gradients are

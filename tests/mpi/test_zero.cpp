@@ -53,7 +53,7 @@ Config zero_config(const ZeroCase& c) {
 }
 
 void expect_state_shared_out(const TrainedRun& zero, const TrainedRun& plain, int64_t level,
-                             bool moving_average) {
+                             bool moving_average, bool shared_memory) {
   // Each rank holds the state of its shard only; together, the whole state once.
   int64_t zero_bytes = zero.facts.optimizer_state_bytes;
   MPI_Allreduce(MPI_IN_PLACE, &zero_bytes, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -85,6 +85,9 @@ void expect_state_shared_out(const TrainedRun& zero, const TrainedRun& plain, in
   // moving average swaps itself into them.
   EXPECT_EQ(zero.facts.parameters_shared, world_size() > 1 && !moving_average && level < 3);
   EXPECT_FALSE(plain.facts.parameters_shared);
+  // ZeRO-3 gathers its units into node-shared memory there (comm/node_all_gather.hpp), unless
+  // ddp.shared_memory is off: then through MPI_Allgather.
+  EXPECT_EQ(zero.facts.units_in_shared_memory, zero.facts.parameters_sharded && shared_memory);
 }
 
 void expect_same_training(const TrainedRun& zero, const TrainedRun& plain, double tolerance,
@@ -124,31 +127,37 @@ double moved(const std::vector<torch::Tensor>& a, const std::vector<torch::Tenso
   return (squares / norms).sqrt().item<double>();
 }
 
-// Trains `plain` without ZeRO, then with ddp.zero = 1, 2 and 3, and compares. ZeRO-3 runs
-// without prefetch where `prefetch_off_too`, as well.
+// Trains `plain` without ZeRO, then with ddp.zero = 1, 2 and 3, and compares. ZeRO-3 runs twice:
+// its units gathered in node-shared memory (ctest's ranks share a node) and through MPI
+// (ddp.shared_memory = false); and without prefetch where `prefetch_off_too`, as well.
 void expect_zero_matches_plain(const Config& plain, double tolerance,
                                bool prefetch_off_too = false) {
   const TrainedRun without = train(plain, MPI_COMM_WORLD);
   EXPECT_GT(moved(without.params, initial_parameters(plain)), kZeroMustMove)
       << "training did not move";
-  std::vector<std::pair<int64_t, bool>> levels{
-      {1, true}, {2, true}, {3, true}};  // (level, prefetch)
-  if (prefetch_off_too) levels.emplace_back(3, false);
-  for (const auto& [level, prefetch] : levels) {
+  struct Level {
+    int64_t level;
+    bool prefetch = true;
+    bool shared_memory = true;
+  };
+  std::vector<Level> levels{{1}, {2}, {3}, {3, true, false}};
+  if (prefetch_off_too) levels.push_back({3, false});
+  for (const auto& [level, prefetch, shared_memory] : levels) {
     Config zero = plain;
     zero.ddp.zero = level;
     zero.ddp.prefetch = prefetch ? Prefetch::kOn : Prefetch::kOff;
+    zero.ddp.shared_memory = shared_memory;
     const TrainedRun with_zero = train(zero, MPI_COMM_WORLD);
     const std::string what = std::to_string(world_size()) + " ranks, ZeRO-" +
                              std::to_string(level) + (prefetch ? "" : " without prefetch") +
-                             " vs plain";
+                             (shared_memory ? "" : " through MPI") + " vs plain";
     // With micro-steps, ZeRO-2 sums each micro-step over the ranks and then the micro-steps,
     // (a1 + b1) + (a2 + b2), where the others sum each rank's micro-steps first,
     // (a1 + a2) + (b1 + b2): another rounding by construction. With LibTorch 2.6 the GPT deck's 30
     // steps ended 1.11e-6 apart at 2 ranks (under 1e-6 with LibTorch 1.13).
     const double allowed = level >= 2 && plain.train.grad_accum > 1 ? 2 * tolerance : tolerance;
     expect_same_training(with_zero, without, allowed, what);
-    expect_state_shared_out(with_zero, without, level, plain.train.ema_decay > 0);
+    expect_state_shared_out(with_zero, without, level, plain.train.ema_decay > 0, shared_memory);
   }
 }
 

@@ -23,6 +23,8 @@ TEST(ByteSize, HumanBytesUsesBinaryPrefixes) {
   EXPECT_EQ(human_bytes(512), "512 B");
   EXPECT_EQ(human_bytes(1536), "1.5 KiB");
   EXPECT_EQ(human_bytes(int64_t{256} << 20), "256 MiB");
+  EXPECT_EQ(human_bytes(1010 * 1024), "1010 KiB");  // four digits, not 1.01e+03
+  EXPECT_EQ(human_bytes(int64_t{1023} << 20), "1023 MiB");
 }
 
 }  // namespace

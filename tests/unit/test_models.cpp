@@ -3,10 +3,12 @@
 // guard.
 #include <gtest/gtest.h>
 
+#include "ddp/releasable_storage.hpp"
 #include "models/autocast.hpp"
 #include "models/cnn.hpp"
 #include "models/gpt.hpp"
 #include "models/make_model.hpp"
+#include "support/counting_allocator.hpp"
 #include "train/loss_scaler.hpp"
 #include "train/spike_guard.hpp"
 #include "train/task_loss.hpp"
@@ -170,6 +172,56 @@ TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
   ModelConfig scripted;
   scripted.type = ModelType::kTorchScript;
   EXPECT_EQ(planned_parameter_count(scripted, rows.front()), std::nullopt);
+}
+
+// ZeRO-3's eval and predict build the model without values (ParameterValues::kNone): the same
+// parameters, names and shapes, none with memory, buffers kept; and each unit's memory is let go
+// as soon as the unit is built, so that building never holds more than the embeddings and one
+// block. Counted through LibTorch's CPU allocator: the GPT's peak stays under a quarter of its
+// parameters' bytes (12 blocks); kept whole, it would be all of them.
+TEST(MakeModel, BuiltWithoutValuesNoModelIsEverWhole) {
+  static testing::CountingAllocator counting;  // outlives the tensors it allocates
+  ModelConfig gpt;
+  gpt.type = ModelType::kGpt;
+  gpt.n_layer = 12;
+  gpt.n_head = 2;
+  gpt.n_embd = 64;
+  gpt.vocab = 24;
+  ModelConfig cnn;
+  cnn.type = ModelType::kCnn;
+  cnn.channels = "4,8";
+  cnn.blocks = 2;
+  ModelConfig mlp;
+  mlp.hidden = "64,64,64,64";
+  const std::vector<std::pair<ModelConfig, DatasetInfo>> cases = {
+      {gpt, {Task::kNextToken, {8}, 20}},
+      {cnn, {Task::kClassification, {3, 8, 8}, 5}},
+      {mlp, {Task::kClassification, {12}, 5}}};
+  for (const auto& [config, data] : cases) {
+    const std::string what = choice_name(config.type);
+    const auto whole = make_model(config, data);
+    int64_t bytes = 0;
+    for (const auto& p : whole->named_parameters()) bytes += p.tensor.nbytes();
+    counting.install();
+    counting.reset_peak();
+    const int64_t before = counting.live();
+    const auto empty = make_model(config, data, ParameterValues::kNone);
+    const int64_t peak = counting.peak() - before;
+    counting.uninstall();
+    const std::vector<NamedTensor> params = empty->named_parameters();
+    ASSERT_EQ(names(*empty), names(*whole)) << what;
+    for (size_t i = 0; i < params.size(); ++i) {
+      EXPECT_EQ(params[i].tensor.sizes(), whole->named_parameters()[i].tensor.sizes()) << what;
+      EXPECT_FALSE(storage_held(params[i].tensor)) << what << ": " << params[i].name;
+    }
+    for (const auto& b : empty->named_buffers()) {
+      EXPECT_TRUE(storage_held(b.tensor)) << what << ": " << b.name;
+    }
+    if (config.type == ModelType::kGpt) {
+      EXPECT_LT(peak, bytes / 4) << "building held " << peak << " of the parameters' " << bytes
+                                 << " bytes at once";
+    }
+  }
 }
 
 TEST(MakeModel, RefusesDataTheModelCannotRead) {

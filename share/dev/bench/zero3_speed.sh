@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ZeRO-3's speed on CPU ranks: the built-in GPT at 2 ranks with ddp.zero = 1, and ddp.zero = 3
-# with prefetch (ddp.prefetch = on) and without (off, the MPI backend's default), in turns,
-# REPEATS rounds, each figure the median of its rounds with the range, and the ratios within
-# each round ("paired"). The issue's target: ZeRO-3 at least 0.85x of ZeRO-1's samples/s.
+# as it runs by default on one node (units gathered in node-shared memory, no prefetch), and
+# through MPI_Allgather (ddp.shared_memory = false, as across nodes) with prefetch
+# (ddp.prefetch = on) and without (off, the MPI backend's default), in turns, REPEATS rounds,
+# each figure the median of its rounds with the range, and the ratios within each round
+# ("paired"). The issue's target: ZeRO-3 at least 0.85x of ZeRO-1's samples/s.
 # Anchor, where the Debian 13 root of share/dev/ci/libtorch2_cpu.sh exists: PyTorch 2.6's FSDP
 # (each Block a unit, use_orig_params) and DDP, gloo, on the same architecture
 # (share/ddptrain/models/gpt.py, pytorch_ddp_gpt.py --fsdp) and the same token file, in the same
@@ -63,18 +65,21 @@ pytorch_rate() {  # fsdp|ddp -> global samples/s after the warm-up steps, PyTorc
 }
 
 for ((r = 1; r <= repeats; ++r)); do
+  mpi=(--ddp.zero=3 --ddp.shared_memory=false)
   if ((r % 2)); then
-    z1=$(ddptrain_rate z1 --ddp.zero=1); z3=$(ddptrain_rate z3 --ddp.zero=3 --ddp.prefetch=on)
-    z3n=$(ddptrain_rate z3n --ddp.zero=3 --ddp.prefetch=off)
+    z1=$(ddptrain_rate z1 --ddp.zero=1); z3s=$(ddptrain_rate z3s --ddp.zero=3)
+    z3=$(ddptrain_rate z3 "${mpi[@]}" --ddp.prefetch=on)
+    z3n=$(ddptrain_rate z3n "${mpi[@]}" --ddp.prefetch=off)
     fsdp=$(pytorch_rate fsdp); ddp=$(pytorch_rate ddp)
   else
     ddp=$(pytorch_rate ddp); fsdp=$(pytorch_rate fsdp)
-    z3n=$(ddptrain_rate z3n --ddp.zero=3 --ddp.prefetch=off)
-    z3=$(ddptrain_rate z3 --ddp.zero=3 --ddp.prefetch=on); z1=$(ddptrain_rate z1 --ddp.zero=1)
+    z3n=$(ddptrain_rate z3n "${mpi[@]}" --ddp.prefetch=off)
+    z3=$(ddptrain_rate z3 "${mpi[@]}" --ddp.prefetch=on)
+    z3s=$(ddptrain_rate z3s --ddp.zero=3); z1=$(ddptrain_rate z1 --ddp.zero=1)
   fi
-  echo "round $r: ZeRO-1 $z1, ZeRO-3 with prefetch $z3, without $z3n; PyTorch 2.6 FSDP $fsdp," \
-    "DDP $ddp samples/s"
-  echo "$z1 $z3 $z3n $fsdp $ddp" >>"$work/rates.txt"
+  echo "round $r: ZeRO-1 $z1, ZeRO-3 $z3s; through MPI with prefetch $z3, without $z3n;" \
+    "PyTorch 2.6 FSDP $fsdp, DDP $ddp samples/s"
+  echo "$z1 $z3 $z3n $fsdp $ddp $z3s" >>"$work/rates.txt"
 done
 printf 'GPT %s layers x %s wide, %s heads, context %s, vocab %s; AdamW; %s/rank, 2 ranks, ' \
   "$layers" "$embd" "$heads" "$block" "$vocab" "$batch"
@@ -83,8 +88,8 @@ printf '%s thread(s)/rank; %s steps, %s rounds; %s cores, load %s\n' "$threads" 
 python3 - "$work/rates.txt" <<'PY'
 import math, statistics, sys
 rows = [[float(v) for v in line.split()] for line in open(sys.argv[1])]
-names = ["ddptrain ZeRO-1", "ddptrain ZeRO-3, prefetch", "ddptrain ZeRO-3, no prefetch",
-         "PyTorch 2.6 FSDP", "PyTorch 2.6 DDP"]
+names = ["ddptrain ZeRO-1", "ddptrain ZeRO-3, MPI, prefetch", "ddptrain ZeRO-3, MPI, no prefetch",
+         "PyTorch 2.6 FSDP", "PyTorch 2.6 DDP", "ddptrain ZeRO-3 (node-shared)"]
 for i, name in enumerate(names):
     col = [r[i] for r in rows]
     if any(math.isnan(v) for v in col):
@@ -96,9 +101,11 @@ def paired(i, j, what):
     if any(math.isnan(v) for v in ratios):
         return
     print(f"{what:45s} {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
-paired(2, 0, "ZeRO-3 (no prefetch) / ZeRO-1, paired (target >= 0.85)")
-paired(1, 0, "ZeRO-3 (prefetch) / ZeRO-1, paired")
-paired(1, 2, "prefetch on / off, paired")
-paired(2, 3, "ddptrain ZeRO-3 (no prefetch) / PyTorch FSDP, paired")
+paired(5, 0, "ZeRO-3 (node-shared) / ZeRO-1, paired (target >= 0.85)")
+paired(2, 0, "ZeRO-3 (MPI, no prefetch) / ZeRO-1, paired")
+paired(1, 0, "ZeRO-3 (MPI, prefetch) / ZeRO-1, paired")
+paired(5, 2, "node-shared / MPI (no prefetch), paired")
+paired(1, 2, "MPI: prefetch on / off, paired")
+paired(5, 3, "ddptrain ZeRO-3 (node-shared) / PyTorch FSDP, paired")
 paired(3, 4, "PyTorch FSDP / PyTorch DDP, paired")
 PY
