@@ -109,8 +109,10 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
   ShardedParameters::Options sharding;
   sharding.prefetch = options.prefetch;
   sharding.shared_memory = options.shared_memory;
+  sharding.materialize = options.materialize;
   units_ = std::make_unique<ShardedParameters>(params, std::move(plan), comm_, sharding);
-  // The model each rank built whole is freed now; malloc would keep it (runtime/process_tuning).
+  // A model each rank built whole (TorchScript; a batch-size search's) is freed now; malloc would
+  // keep it (runtime/process_tuning).
   return_freed_memory();
   reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);
   reducer_->shard_parameters(units_->shards(),

@@ -39,6 +39,8 @@ struct DataParallelOptions {
   bool parameters_sharded = false;
   std::vector<std::string> block_prefixes;
   bool prefetch = true;
+  // ZeRO-3, parameters built without values: gives a unit's parameters theirs as it is sharded.
+  std::function<void(const std::vector<NamedTensor>&)> materialize;
 };
 
 // Collective: every rank's tensors take rank 0's values (in place, in the given order).

@@ -38,6 +38,11 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
     const torch::TensorOptions on_device =
         first.options().device(comm_.device()).requires_grad(false);
     torch::Tensor values = torch::zeros({block * comm_.size()}, on_device);
+    if (options.values && options.materialize) {
+      std::vector<NamedTensor> unit_params;
+      for (const size_t i : spec.params) unit_params.push_back(params_[i]);
+      options.materialize(unit_params);
+    }
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const torch::Tensor& param = params_[spec.params[k]].tensor;
       if (param.scalar_type() != first.scalar_type() || param.device() != first.device()) {

@@ -23,6 +23,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,10 @@ class ShardedParameters final : public UnitRunner {
     // False where the parameters have no memory (a model built to be read from a checkpoint,
     // models/model.hpp): the shards start at zero, for the checkpoint's values.
     bool values = true;
+    // Where set: gives the parameters of a unit memory and values just before the unit is cut (a
+    // model built with its values deferred, models/deferred_values.hpp), so that no rank holds
+    // more than one unit's values at a time.
+    std::function<void(const std::vector<NamedTensor>&)> materialize;
   };
   // Collective. Cuts `params` (on the host or the communicator's device) into units, a unit at a
   // time: its buffer on the communicator's device takes rank 0's values (broadcast), each rank

@@ -49,25 +49,29 @@ TORCH_MODULE(BasicBlock);
 
 class ResNetImpl : public nn::Module {
  public:
+  // `units`: what each unit's building leaves (models/deferred_values.hpp); `stem_state`: its
+  // before() for the stem, taken before this object (whose first members are the stem) is built.
   ResNetImpl(int64_t channels, const std::vector<int64_t>& widths, int64_t blocks, int64_t classes,
-             bool checkpoint_blocks, ParameterValues values)
+             bool checkpoint_blocks, const UnitValues& units, torch::Tensor stem_state)
       : conv1_(register_module("conv1", conv(channels, widths.front(), 3, 1))),
         bn1_(register_module("bn1", nn::BatchNorm2d(widths.front()))),
         checkpoint_blocks_(checkpoint_blocks) {
-    const bool none = values == ParameterValues::kNone;
-    if (none) release_parameters(*this);  // the stem
+    units.built(*conv1_, std::move(stem_state));
+    units.built(*bn1_, units.before());  // draws nothing
     int64_t in = widths.front();
     for (size_t s = 0; s < widths.size(); ++s) {
       nn::Sequential stage;
       for (int64_t b = 0; b < blocks; ++b) {
+        torch::Tensor state = units.before();
         stage->push_back(BasicBlock(in, widths[s], b == 0 && s > 0 ? 2 : 1));
-        if (none) release_parameters(*stage->ptr(stage->size() - 1));
+        units.built(*stage->ptr(stage->size() - 1), std::move(state));
         in = widths[s];
       }
       stages_.push_back(register_module("layer" + std::to_string(s + 1), stage));
     }
+    torch::Tensor state = units.before();
     fc_ = register_module("fc", nn::Linear(in, classes));
-    if (none) release_parameters(*fc_);
+    units.built(*fc_, std::move(state));
   }
   torch::Tensor forward(const torch::Tensor& x) {
     torch::Tensor y = torch::relu(bn1_(conv1_(x)));
@@ -122,7 +126,8 @@ Cnn::Cnn(const std::vector<int64_t>& image, const std::vector<int64_t>& widths, 
         "option 'model.channels' = {} stages halve {}x{} images {} times: too many stages",
         fmt::join(widths, ","), image[1], image[2], halvings));
   }
-  net_ = ResNet(image[0], widths, blocks, classes, checkpoint_blocks, values).ptr();
+  const UnitValues units(values, deferred_);
+  net_ = ResNet(image[0], widths, blocks, classes, checkpoint_blocks, units, units.before()).ptr();
   // FLOPs by layer, following the shapes (ceil division: 3x3 convolutions with padding 1).
   int64_t h = image[1];
   int64_t w = image[2];

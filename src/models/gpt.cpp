@@ -84,12 +84,15 @@ TORCH_MODULE(Block);
 
 class GptNetImpl : public nn::Module {
  public:
-  explicit GptNetImpl(const GptSpec& spec)
+  // `deferred`: where ParameterValues::kDeferred records how the initial values are drawn.
+  GptNetImpl(const GptSpec& spec, DeferredValues& deferred)
       : wte_(register_module("wte", nn::Embedding(spec.vocab, spec.n_embd))),
         wpe_(register_module("wpe", nn::Embedding(spec.block, spec.n_embd))),
         dropout_(spec.dropout),
         block_(spec.block),
         checkpoint_blocks_(spec.checkpoint_blocks) {
+    // Without values, every unit's memory goes as soon as it is built; its construction still
+    // draws, so the generator moves as in a whole build (initialise() replaces those values).
     const bool values = spec.values == ParameterValues::kInitialised;
     if (!values) release_parameters(*this);  // the embeddings
     for (int64_t i = 0; i < spec.n_layer; ++i) {
@@ -104,9 +107,10 @@ class GptNetImpl : public nn::Module {
     }
     if (values) {
       initialise(spec);
-    } else {
-      release_parameters(*this);
+      return;
     }
+    release_parameters(*this);
+    if (spec.values == ParameterValues::kDeferred) defer_initialise(spec, deferred);
   }
 
   torch::Tensor forward(const torch::Tensor& tokens) {
@@ -150,20 +154,50 @@ class GptNetImpl : public nn::Module {
   const torch::Tensor& head_weight() const { return lm_head_ ? lm_head_->weight : wte_->weight; }
 
  private:
+  // GPT-2's initial value of parameter `name`: layer norms' weight 1 and bias 0 (as built), other
+  // biases 0, residual projections N(0, 0.02 / sqrt(2 n_layer)), the rest N(0, 0.02).
+  struct Initial {
+    enum Kind { kOne, kZero, kNormal } kind = kNormal;
+    double std = 0;
+    void apply(torch::Tensor& p) const {
+      if (kind == kOne) {
+        p.fill_(1);
+      } else if (kind == kZero) {
+        p.zero_();
+      } else {
+        p.normal_(0.0, std);
+      }
+    }
+  };
+  static Initial initial(const std::string& name, const GptSpec& spec) {
+    const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (name.find("ln_") != std::string::npos) return {bias ? Initial::kZero : Initial::kOne};
+    if (bias) return {Initial::kZero};
+    if (name.find("c_proj.weight") != std::string::npos) {
+      return {Initial::kNormal, 0.02 / std::sqrt(2.0 * static_cast<double>(spec.n_layer))};
+    }
+    return {Initial::kNormal, 0.02};
+  }
+
   void initialise(const GptSpec& spec) {
     torch::NoGradGuard no_grad;
-    const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(spec.n_layer));
+    for (auto& item : named_parameters()) initial(item.key(), spec).apply(item.value());
+  }
+
+  // initialise(), recorded instead of done: each draw's generator state, the generator moved past
+  // the draw as initialise() moves it (a draw into a scratch tensor of the parameter's shape).
+  void defer_initialise(const GptSpec& spec, DeferredValues& deferred) {
+    torch::NoGradGuard no_grad;
     for (auto& item : named_parameters()) {
-      const std::string& name = item.key();
-      torch::Tensor& p = item.value();
-      if (name.find("ln_") != std::string::npos) continue;  // layer norms: weight 1, bias 0
-      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0) {
-        p.zero_();
-      } else if (name.find("c_proj.weight") != std::string::npos) {
-        p.normal_(0.0, residual_std);
-      } else {
-        p.normal_(0.0, 0.02);
+      const Initial init = initial(item.key(), spec);
+      torch::Tensor p = item.value();
+      torch::Tensor state;
+      if (init.kind == Initial::kNormal) {
+        state = DeferredValues::generator_now();
+        torch::Tensor scratch = torch::empty(p.sizes(), p.options().requires_grad(false));
+        init.apply(scratch);
       }
+      deferred.add({{p}, std::move(state), [p, init]() mutable { init.apply(p); }});
     }
   }
 
@@ -182,7 +216,7 @@ TORCH_MODULE(GptNet);
 }  // namespace
 
 Gpt::Gpt(const GptSpec& spec) {
-  net_ = GptNet(spec).ptr();
+  net_ = GptNet(spec, deferred_).ptr();
   const double d = static_cast<double>(spec.n_embd);
   const double t = static_cast<double>(spec.window > 0 ? spec.window : spec.block);
   const double layers = static_cast<double>(spec.n_layer);

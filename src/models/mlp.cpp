@@ -10,9 +10,11 @@ namespace ddpt {
 Mlp::Mlp(int64_t inputs, const std::vector<int64_t>& hidden, int64_t outputs,
          bool checkpoint_blocks, ParameterValues values)
     : checkpoint_blocks_(checkpoint_blocks) {
+  const UnitValues units(values, deferred_);
   const auto add_layer = [&](int64_t in, int64_t out) {
+    torch::Tensor state = units.before();
     net_->push_back(Linear(in, out));
-    if (values == ParameterValues::kNone) release_parameters(*net_->ptr(net_->size() - 1));
+    units.built(*net_->ptr(net_->size() - 1), std::move(state));
   };
   int64_t width = inputs;
   for (const int64_t h : hidden) {

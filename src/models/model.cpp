@@ -1,22 +1,11 @@
 #include "models/model.hpp"
 
-#include "ddp/releasable_storage.hpp"
-#include "runtime/process_tuning.hpp"
-
 namespace ddpt {
 
 int64_t parameter_count(Model& model) {
   int64_t count = 0;
   for (const auto& p : model.named_parameters()) count += p.tensor.numel();
   return count;
-}
-
-void release_parameters(torch::nn::Module& module) {
-  for (const torch::Tensor& p : module.parameters()) release_storage(p);
-  // malloc keeps freed memory (runtime/process_tuning.cpp), and a freed block does not serve the
-  // next one of its size (LibTorch's aligned allocations need a little more): without this, each
-  // unit built after another takes new memory, and the building holds most of the model after all.
-  return_freed_memory();
 }
 
 void move_all_but_trainable(Model& model, torch::Device device) {

@@ -9,18 +9,10 @@
 #include <vector>
 
 #include "ddp/unit_runner.hpp"
+#include "models/deferred_values.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
-
-// What a built-in model's constructor leaves in its parameters.
-enum class ParameterValues {
-  kInitialised,  // the initial weights, drawn from the global generator (the deck's seed)
-  // No memory: each unit's parameters are released as soon as it is built, and nothing is drawn.
-  // For a model whose values come from a checkpoint into ZeRO-3's shards (eval and predict), so
-  // that no rank ever holds it whole, not even while building it.
-  kNone,
-};
 
 class Model {
  public:
@@ -49,6 +41,10 @@ class Model {
   virtual std::vector<std::string> unit_prefixes() const { return {}; }
   // From now on each block runs through `runner` (null: plainly).
   virtual void run_blocks_through(UnitRunner* /*runner*/) {}
+  // ParameterValues::kDeferred: gives those of `params` (this model's) that have no memory their
+  // memory and initial values; the global generator is left as it was. Nothing where they have
+  // memory (every other model).
+  virtual void materialize(const std::vector<NamedTensor>& /*params*/) {}
   // Whether every rank must run every forward, data or not (ZeRO-3: each block's parameters are
   // gathered from every rank): a rank whose rows are done runs one of them again.
   virtual bool forwards_in_lockstep() const { return false; }
@@ -59,9 +55,5 @@ int64_t parameter_count(Model& model);
 // The model's buffers and its parameters that do not train (frozen) to `device`, the others left
 // where they are: ZeRO-3 moves those a unit at a time (ddp/sharded_parameters.hpp).
 void move_all_but_trainable(Model& model, torch::Device device);
-
-// The parameters of `module` (and its submodules) left without memory, shapes kept
-// (ddp/releasable_storage.hpp): ParameterValues::kNone, a unit at a time.
-void release_parameters(torch::nn::Module& module);
 
 }  // namespace ddpt

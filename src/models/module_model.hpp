@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/deferred_values.hpp"
 #include "models/model.hpp"
 
 namespace ddpt {
@@ -27,11 +28,17 @@ class ModuleModel : public Model {
   void to(torch::Device device) override { root().to(device); }
   std::string describe() const override { return description_; }
   double forward_flops_per_sample() const override { return flops_; }
+  void materialize(const std::vector<NamedTensor>& params) override {
+    std::vector<torch::Tensor> tensors;
+    for (const auto& p : params) tensors.push_back(p.tensor);
+    deferred_.materialize(tensors);
+  }
 
  protected:
   virtual torch::nn::Module& root() = 0;
   std::string description_;
-  double flops_ = 0;  // multiply-adds x 2 of one sample's forward pass
+  double flops_ = 0;         // multiply-adds x 2 of one sample's forward pass
+  DeferredValues deferred_;  // ParameterValues::kDeferred: how to draw the initial values
 };
 
 }  // namespace ddpt

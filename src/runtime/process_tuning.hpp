@@ -11,9 +11,9 @@ namespace ddpt {
 // ranks than cores (see process_tuning.cpp for why ddptrain no longer sets it).
 void tune_process();
 
-// Hands the freed memory malloc keeps back to the kernel, once, after a large one-off release
-// (ZeRO-3: the whole model each rank built before sharding it); the heap's address range stays, and
-// later allocations reuse it.
+// Hands the freed memory malloc keeps back to the kernel, after a large one-off release (ZeRO-3:
+// each unit's values once sharded, or a model built whole before sharding); the heap's address
+// range stays, and later allocations reuse it.
 void return_freed_memory();
 
 }  // namespace ddpt

@@ -49,8 +49,9 @@ std::optional<MemoryNeed> synthetic_data_need(const DataConfig& data, const Data
 // the gradients (ZeRO-2 and 3: 1/N of them), the optimizer moments (ZeRO-1 to 3: 1/N of them) and
 // the moving average of train.ema_decay (ZeRO-3: 1/N of it).
 // Pooled buckets, ZeRO-3's gathered units and activations come on top: this is a lower bound.
-// The weights count whole even where ZeRO shares one copy per node, and under ZeRO-3 at least
-// once: each rank builds its model in its own memory first, and shards it after.
+// The weights count whole even where ZeRO shares one copy per node; under ZeRO-3 a built-in model
+// is built a unit at a time (models/deferred_values.hpp), so they count 1/N. (A TorchScript model
+// is loaded whole, but its size is not known here: no check.)
 double bytes_per_value(const Config& config, int64_t level, int world_size) {
   const double moments =
       config.optim.type == OptimizerType::kAdamW ? 2 : (config.optim.momentum > 0 ? 1 : 0);
@@ -58,7 +59,7 @@ double bytes_per_value(const Config& config, int64_t level, int world_size) {
   const double gradients = level >= 2 ? 1 / shards : 1;
   const double optimizer = level >= 1 ? moments / shards : moments;
   const double average = config.train.ema_decay > 0 ? 1 : 0;
-  if (level >= 3) return sizeof(float) * std::max(1.0, (2 + moments + average) / shards);
+  if (level >= 3) return sizeof(float) * (2 + moments + average) / shards;
   return sizeof(float) * (1 + gradients + optimizer + average);
 }
 

@@ -8,6 +8,7 @@
 #include "setup/hang_watch.hpp"
 #include "setup/memory_check.hpp"
 #include "train/batch_size_search.hpp"
+#include "train/distributed_optimizer.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
 
@@ -48,7 +49,7 @@ void make_data_and_model(const Config& config, TrainingSetup& setup) {
   check_validation_split(config, setup.data);
   const DatasetInfo info = setup.data.train->info();
   if (!synthetic) check_host_memory(config, info, setup.job, group);
-  setup.model = make_model(config.model, info);
+  setup.model = make_model(config.model, info, initial_values(config.ddp, setup.comm->size()));
   setup.freeze = freeze_parameters(*setup.model, config.model.freeze);
 }
 

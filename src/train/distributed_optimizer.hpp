@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "ddp/reducer.hpp"
+#include "models/deferred_values.hpp"
 #include "train/checkpointed.hpp"
 #include "train/fused_adamw.hpp"
 #include "train/optimizer_state.hpp"
@@ -64,6 +65,12 @@ inline bool gradients_sharded(const DdpConfig& ddp, int world_size) {
 // Whether the parameters are sharded as well (ZeRO-3).
 inline bool parameters_sharded(const DdpConfig& ddp, int world_size) {
   return ddp.zero >= 3 && world_size > 1;
+}
+// How training builds a built-in model: under ZeRO-3 with its values deferred, drawn a unit at a
+// time as the parameters are sharded, so that no rank ever holds the whole model; else whole.
+inline ParameterValues initial_values(const DdpConfig& ddp, int world_size) {
+  return parameters_sharded(ddp, world_size) ? ParameterValues::kDeferred
+                                             : ParameterValues::kInitialised;
 }
 // Whether ZeRO-3 prefetches the next unit (ddp.prefetch on the backend `backend_name`). On the
 // 2-core VM with MPI, prefetch ran at 0.90x of none (share/dev/bench/zero3_speed.sh): the

@@ -14,6 +14,29 @@
 
 namespace ddpt {
 
+namespace {
+
+// The model's values and device before the engine is built. ZeRO-3 (`sharded`): the trainable
+// parameters reach the device a unit at a time as they are sharded (ddp/sharded_parameters.hpp),
+// so that no device holds the whole model, and a model built with its values deferred
+// (initial_values()) gets them a unit at a time there too; frozen parameters get theirs now.
+// Without ZeRO-3 every parameter gets its values now, and the whole model goes to the device.
+void place_model(Model& model, bool sharded, torch::Device device) {
+  if (!sharded) {
+    model.materialize(model.named_parameters());
+    model.to(device);
+    return;
+  }
+  std::vector<NamedTensor> frozen;
+  for (auto& p : model.named_parameters()) {
+    if (!p.tensor.requires_grad()) frozen.push_back(p);
+  }
+  model.materialize(frozen);
+  move_all_but_trainable(model, device);
+}
+
+}  // namespace
+
 Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data)
     : config_(config),
       comm_(comm),
@@ -25,13 +48,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   for (auto& p : model_.named_parameters()) {
     if (p.tensor.requires_grad()) trainable_.push_back(p);
   }
-  // ZeRO-3: the trainable parameters reach the device a unit at a time as they are sharded
-  // (ddp/sharded_parameters.hpp), so that no device holds the whole model.
-  if (parameters_sharded(config.ddp, comm_.size())) {
-    move_all_but_trainable(model_, comm_.device());
-  } else {
-    model_.to(comm_.device());
-  }
+  place_model(model_, parameters_sharded(config.ddp, comm_.size()), comm_.device());
   DataParallelOptions options;
   options.bucket_mb = config.ddp.bucket_mb;
   options.first_bucket_mb = config.ddp.first_bucket_mb;
@@ -47,6 +64,9 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   options.block_prefixes = model_.unit_prefixes();
   options.prefetch = prefetches(config.ddp, comm_.backend_name());
   options.shared_memory = config.ddp.shared_memory;
+  options.materialize = [this](const std::vector<NamedTensor>& params) {
+    model_.materialize(params);
+  };
   // The moving average swaps itself into the parameters for evaluation, on each rank: with one
   // shared copy the ranks would swap each other's values.
   options.share_parameters = config.train.ema_decay == 0;

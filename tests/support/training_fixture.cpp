@@ -12,6 +12,7 @@
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
+#include "train/distributed_optimizer.hpp"
 #include "train/training_run.hpp"
 
 namespace ddpt::testing {
@@ -83,7 +84,8 @@ TrainedRun train(const Config& config, MPI_Comm comm) {
   HostGroup group(comm, /*watchdog=*/nullptr);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const DataSplits data = make_datasets(config.data, config.run.seed);
-  auto model = make_model(config.model, data.train->info());
+  auto model =
+      make_model(config.model, data.train->info(), initial_values(config.ddp, communicator.size()));
   freeze_parameters(*model, config.model.freeze);
   TrainingRun training(config, RunParts{communicator, group, *model, *data.train});
   DiscardedOutput output;

@@ -13,6 +13,7 @@
 #include "train/spike_guard.hpp"
 #include "train/task_loss.hpp"
 #include "util/error.hpp"
+#include "util/generator_state.hpp"
 
 namespace ddpt {
 namespace {
@@ -174,40 +175,61 @@ TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
   EXPECT_EQ(planned_parameter_count(scripted, rows.front()), std::nullopt);
 }
 
-// ZeRO-3's eval and predict build the model without values (ParameterValues::kNone): the same
-// parameters, names and shapes, none with memory, buffers kept; and each unit's memory is let go
-// as soon as the unit is built, so that building never holds more than the embeddings and one
-// block. Counted through LibTorch's CPU allocator: the GPT's peak stays under a quarter of its
-// parameters' bytes (12 blocks); kept whole, it would be all of them.
-TEST(MakeModel, BuiltWithoutValuesNoModelIsEverWhole) {
-  static testing::CountingAllocator counting;  // outlives the tensors it allocates
+// The built-in models, small: a GPT of 12 blocks (tied head) and one of 2 (untied), a CNN of two
+// stages of two blocks, an MLP of four hidden layers; each with data it reads.
+std::vector<std::pair<ModelConfig, DatasetInfo>> small_built_in_models() {
   ModelConfig gpt;
   gpt.type = ModelType::kGpt;
   gpt.n_layer = 12;
   gpt.n_head = 2;
   gpt.n_embd = 64;
   gpt.vocab = 24;
+  ModelConfig untied = gpt;
+  untied.tie = false;
+  untied.n_layer = 2;
   ModelConfig cnn;
   cnn.type = ModelType::kCnn;
   cnn.channels = "4,8";
   cnn.blocks = 2;
   ModelConfig mlp;
   mlp.hidden = "64,64,64,64";
-  const std::vector<std::pair<ModelConfig, DatasetInfo>> cases = {
-      {gpt, {Task::kNextToken, {8}, 20}},
-      {cnn, {Task::kClassification, {3, 8, 8}, 5}},
-      {mlp, {Task::kClassification, {12}, 5}}};
-  for (const auto& [config, data] : cases) {
-    const std::string what = choice_name(config.type);
+  return {{gpt, {Task::kNextToken, {8}, 20}},
+          {untied, {Task::kNextToken, {8}, 20}},
+          {cnn, {Task::kClassification, {3, 8, 8}, 5}},
+          {mlp, {Task::kClassification, {12}, 5}}};
+}
+
+std::string model_name(const ModelConfig& config) {
+  return choice_name(config.type) + std::string(config.tie ? "" : ", untied");
+}
+
+// make_model(config, data, values), and the most bytes LibTorch's CPU allocator held at once
+// for it.
+std::pair<std::unique_ptr<Model>, int64_t> build_counted(const ModelConfig& config,
+                                                         const DatasetInfo& data,
+                                                         ParameterValues values) {
+  static testing::CountingAllocator counting;  // outlives the tensors it allocates
+  counting.install();
+  counting.reset_peak();
+  const int64_t before = counting.live();
+  auto model = make_model(config, data, values);
+  const int64_t peak = counting.peak() - before;
+  counting.uninstall();
+  return {std::move(model), peak};
+}
+
+// ZeRO-3's eval and predict build the model without values (ParameterValues::kNone): the same
+// parameters, names and shapes, none with memory, buffers kept; and each unit's memory is let go
+// as soon as the unit is built, so that building never holds more than the embeddings and one
+// block. Counted through LibTorch's CPU allocator: the GPT's peak stays under a quarter of its
+// parameters' bytes (12 blocks); kept whole, it would be all of them.
+TEST(MakeModel, BuiltWithoutValuesNoModelIsEverWhole) {
+  for (const auto& [config, data] : small_built_in_models()) {
+    const std::string what = model_name(config);
     const auto whole = make_model(config, data);
     int64_t bytes = 0;
     for (const auto& p : whole->named_parameters()) bytes += p.tensor.nbytes();
-    counting.install();
-    counting.reset_peak();
-    const int64_t before = counting.live();
-    const auto empty = make_model(config, data, ParameterValues::kNone);
-    const int64_t peak = counting.peak() - before;
-    counting.uninstall();
+    const auto [empty, peak] = build_counted(config, data, ParameterValues::kNone);
     const std::vector<NamedTensor> params = empty->named_parameters();
     ASSERT_EQ(names(*empty), names(*whole)) << what;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -217,7 +239,52 @@ TEST(MakeModel, BuiltWithoutValuesNoModelIsEverWhole) {
     for (const auto& b : empty->named_buffers()) {
       EXPECT_TRUE(storage_held(b.tensor)) << what << ": " << b.name;
     }
-    if (config.type == ModelType::kGpt) {
+    if (config.type == ModelType::kGpt && config.tie) {
+      EXPECT_LT(peak, bytes / 4) << "building held " << peak << " of the parameters' " << bytes
+                                 << " bytes at once";
+    }
+  }
+}
+
+// ZeRO-3's training builds the model with its values deferred (ParameterValues::kDeferred): no
+// memory at first, and the global generator where a whole build leaves it; materialize() then
+// draws any parameters' initial values, here one at a time from the last to the first, with the
+// bits the whole build has, and leaves the generator as it was. Built, the GPT held under a
+// quarter of its parameters' bytes at once (counted through LibTorch's CPU allocator).
+TEST(MakeModel, DeferredValuesAreTheWholeBuildsBitForBit) {
+  for (const auto& [config, data] : small_built_in_models()) {
+    const std::string what = model_name(config);
+    torch::manual_seed(11);
+    const auto whole = make_model(config, data);
+    const torch::Tensor after_whole = torch::rand({4});  // where the build left the generator
+    int64_t bytes = 0;
+    for (const auto& p : whole->named_parameters()) bytes += p.tensor.nbytes();
+
+    torch::manual_seed(11);
+    const auto [deferred, peak] = build_counted(config, data, ParameterValues::kDeferred);
+    const torch::Tensor built = DeferredValues::generator_now();
+    EXPECT_TRUE(torch::equal(torch::rand({4}), after_whole))
+        << what << ": the build left the generator elsewhere";
+    set_generator_state(at::detail::getDefaultCPUGenerator(), built);
+
+    std::vector<NamedTensor> params = deferred->named_parameters();
+    for (const auto& p : params) EXPECT_FALSE(storage_held(p.tensor)) << what << ": " << p.name;
+    const torch::Tensor before_materialize = DeferredValues::generator_now();
+    for (auto p = params.rbegin(); p != params.rend(); ++p) deferred->materialize({*p});
+    EXPECT_TRUE(torch::equal(DeferredValues::generator_now(), before_materialize))
+        << what << ": materialize moved the generator";
+    const std::vector<NamedTensor> expected = whole->named_parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      ASSERT_TRUE(storage_held(params[i].tensor)) << what << ": " << params[i].name;
+      EXPECT_TRUE(torch::equal(params[i].tensor, expected[i].tensor))
+          << what << ": " << params[i].name;
+    }
+    const std::vector<NamedTensor> buffers = deferred->named_buffers();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      EXPECT_TRUE(torch::equal(buffers[i].tensor, whole->named_buffers()[i].tensor))
+          << what << ": " << buffers[i].name;
+    }
+    if (config.type == ModelType::kGpt && config.tie) {
       EXPECT_LT(peak, bytes / 4) << "building held " << peak << " of the parameters' " << bytes
                                  << " bytes at once";
     }
