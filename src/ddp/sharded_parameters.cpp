@@ -136,7 +136,7 @@ void ShardedParameters::gather(size_t bucket) {
     unit.work = comm_.node_shared_memory()->all_gather_into_shared_async(unit.shard, unit.gathered);
   } else {
     torch::NoGradGuard no_grad;
-    restore_storage(unit.gathered);
+    memory_.restore(unit.gathered);
     const int64_t block = shards_[bucket].block;
     unit.gathered.narrow(0, block * comm_.rank(), block).copy_(unit.shard);
     unit.work = comm_.all_gather_in_place_async(unit.gathered);
@@ -163,7 +163,7 @@ void ShardedParameters::release(size_t bucket) {
   if (unit.shared) {
     comm_.node_shared_memory()->done_reading(unit.gathered);
   } else {
-    release_storage(unit.gathered);
+    memory_.release(unit.gathered);
   }
   unit.state = State::kReleased;
 }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "ddp/releasable_storage.hpp"
 #include "ddp/shard_plan.hpp"
 #include "ddp/unit_plan.hpp"
 #include "ddp/unit_runner.hpp"
@@ -126,6 +127,7 @@ class ShardedParameters final : public UnitRunner {
   Communicator& comm_;
   bool prefetch_;
   std::vector<Unit> units_;  // by bucket
+  StoragePool memory_;       // the gathered units' host memory, used again (releasable_storage)
   const std::vector<size_t> none_;
 };
 

@@ -77,5 +77,34 @@ TEST(ReleasableStorage, ViewsSeeTheMemoryRestoredAndWrittenAgain) {
   EXPECT_EQ(param._version(), version) << "what autograd saved would read as modified";
 }
 
+// ZeRO-3's gathered units on the host: a released block comes back, whole, for the next restore
+// it is large enough for (the smallest such), so gathering unit after unit reuses one block
+// instead of taking new memory each time; a larger request gets memory of its own.
+TEST(ReleasableStorage, APoolGivesAReleasedBlockToTheNextRestore) {
+  StoragePool pool;
+  const torch::Tensor small = torch::zeros({1000});
+  const torch::Tensor large = torch::zeros({4000});
+  const torch::Tensor largest = torch::zeros({8000});
+  const void* small_block = small.data_ptr();
+  const void* large_block = large.data_ptr();
+  pool.release(large);
+  pool.release(small);
+  EXPECT_FALSE(storage_held(large));
+  const torch::Tensor next = torch::zeros({900});
+  release_storage(next);  // a unit's buffer between gathers
+  pool.restore(next);
+  EXPECT_EQ(next.data_ptr(), small_block) << "the smallest kept block that is large enough";
+  next.fill_(3);  // the whole length is usable
+  EXPECT_EQ(next.sum().item<float>(), 2700);
+  pool.restore(largest);  // held: restoring it again changes nothing
+  pool.release(largest);
+  const torch::Tensor bigger = torch::zeros({5000});
+  release_storage(bigger);
+  pool.restore(bigger);
+  EXPECT_NE(bigger.data_ptr(), large_block) << "too small for it";
+  pool.restore(large);
+  EXPECT_EQ(large.data_ptr(), large_block) << "its own block, kept";
+}
+
 }  // namespace
 }  // namespace ddpt

@@ -5,8 +5,11 @@
 # held at the end, from the summary (parameters, gradients, optimizer state; ZeRO-3: the shards,
 # and the largest unit gathered while it runs, printed beside), its share of the ZeRO-0 run's at
 # the same rank count, and rank 0's peak resident memory (the summary's figure).
-# With ZeRO on one node the ranks share one copy of the parameters (the banner says so), which
-# the held figure still counts whole per rank. Prints medians over the rounds with their spread.
+# With ZeRO on one node the ranks share one copy of the parameters (ZeRO-1 and 2; ZeRO-3 gathers
+# its units into one: the banner says so), which the held figure still counts whole per rank, and
+# the peak counts too (the summary says how much of it is shared: the shared column). "3m" is
+# ZeRO-3 with ddp.shared_memory = false: gathered through MPI, each rank's own memory only.
+# Prints medians over the rounds with their spread.
 # Not a test: it prints figures. Build first (share/dev/setup.sh). About 20 s a run on 2 cores.
 # Usage: share/dev/bench/zero_memory.sh [REPEATS]
 set -euo pipefail
@@ -19,11 +22,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 results=$work/results.txt
 for ((round = 1; round <= repeats; round++)); do
   for ranks in 1 2 4; do
-    for zero in 0 1 2 3; do
+    for zero in 0 1 2 3 3m; do
+      shared=true
+      [[ $zero == 3m ]] && shared=false
       mpirun -np "$ranks" --oversubscribe --bind-to none "$ddptrain" train \
         "$repo/inputs/gpt_tokens.cfg" --run.dir="$work/run" --data.samples=512 \
         --model.n_layer=14 --model.n_embd=768 --model.n_head=12 --train.batch_size=1 \
-        --train.steps=2 --eval.every=0 --log.every=1 --log.progress=lines --ddp.zero="$zero" \
+        --train.steps=2 --eval.every=0 --log.every=1 --log.progress=lines --ddp.zero="${zero%m}" \
+        --ddp.shared_memory="$shared" \
         >"$work/log" 2>&1 || { cat "$work/log"; exit 1; }
       echo "$round $ranks $zero $(grep -E "^  (memory|optimizer state) +:" "$work/log" | tr '\n' ' ')" \
         >>"$results"
@@ -46,14 +52,17 @@ for line in open(sys.argv[1]):
     peak = size(re.search(r"peak ([\d.]+ \w+) resident", rest).group(1))
     unit = re.search(r"largest unit gathered ([\d.]+ \w+)", rest)
     unit = size(unit.group(1)) if unit else 0
-    runs.setdefault((int(ranks), int(zero)), []).append((params + grads + state, peak, unit))
+    shared = re.search(r"([\d.]+ \w+) of it in memory the node's ranks share", rest)
+    shared = size(shared.group(1)) if shared else 0
+    runs.setdefault((int(ranks), zero), []).append((params + grads + state, peak, unit, shared))
 print("ranks  ddp.zero  held by rank 0 (MiB)  share of ZeRO-0  largest unit (MiB)  "
-      "peak resident, rank 0 (MiB)")
+      "peak resident, rank 0 (MiB)  of it shared (MiB)")
 for (ranks, zero), values in sorted(runs.items()):
     held = statistics.median(v[0] for v in values) / 2**20
-    base = statistics.median(v[0] for v in runs[(ranks, 0)]) / 2**20
+    base = statistics.median(v[0] for v in runs[(ranks, "0")]) / 2**20
     peaks = [v[1] / 2**20 for v in values]
     unit = statistics.median(v[2] for v in values) / 2**20
-    print(f"{ranks:5d}  {zero:8d}  {held:20.0f}  {held / base:15.2f}  {unit:18.0f}  "
-          f"{statistics.median(peaks):.0f} ({min(peaks):.0f}-{max(peaks):.0f})")
+    shared = statistics.median(v[3] for v in values) / 2**20
+    print(f"{ranks:5d}  {zero:>8s}  {held:20.0f}  {held / base:15.2f}  {unit:18.0f}  "
+          f"{statistics.median(peaks):.0f} ({min(peaks):.0f}-{max(peaks):.0f}){shared:21.0f}")
 PY
