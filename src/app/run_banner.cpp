@@ -103,7 +103,7 @@ void log_memory(const BannerInputs& in) {
       human_bytes(planned_optimizer_state_bytes(in.setup.config.optim, t.optimizer_values)),
       t.parameters_sharded && t.units_in_shared_memory
           ? fmt::format(" (ZeRO-3: the rank's shards and the buckets being reduced; units of up "
-                        "to {} gathered into one copy per node, in its shared memory)",
+                        "to {} gathered into slots the node's ranks share)",
                         human_bytes(t.largest_unit_bytes))
       : t.parameters_sharded
           ? fmt::format(" (ZeRO-3: the rank's shards, the buckets being reduced, and units of up "

@@ -34,8 +34,9 @@ torch::Tensor NodeAllGather::allocate(int64_t numel, torch::ScalarType dtype,
 
 bool NodeAllGather::owns(const torch::Tensor& tensor) const {
   const auto found = buffers_.find(tensor.data_ptr());
-  return found != buffers_.end() && tensor.numel() == found->second.numel &&
-         tensor.scalar_type() == found->second.dtype && tensor.is_contiguous();
+  return found != buffers_.end() && tensor.numel() <= found->second.numel &&
+         tensor.numel() % size_ == 0 && tensor.scalar_type() == found->second.dtype &&
+         tensor.is_contiguous();
 }
 
 NodeAllGather::Buffer& NodeAllGather::buffer_of(const torch::Tensor& tensor) {
@@ -58,7 +59,7 @@ std::atomic<uint32_t>& NodeAllGather::released(const Buffer& buffer, int rank) c
 
 uint32_t NodeAllGather::arrive(const torch::Tensor& block, const torch::Tensor& buffer) {
   Buffer& b = buffer_of(buffer);
-  const int64_t length = b.numel / size_;
+  const int64_t length = buffer.numel() / size_;
   if (block.numel() != length || block.scalar_type() != b.dtype) {
     throw Error("NodeAllGather: the block must hold a world-size share of the buffer, same dtype",
                 ExitCode::kInternal, Raised::kThisRank);

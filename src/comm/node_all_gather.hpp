@@ -1,6 +1,7 @@
 // ZeRO-3's all-gather of a unit's parameters among ranks that all run on one node, through memory
-// they share instead of messages. A unit's gather buffer is one copy per node, which every rank
-// maps: rank r writes only block r of it (its shard), every rank reads all of it. A gather is
+// they share instead of messages. A gather buffer is one copy per node, which every rank maps
+// (ZeRO-3 gathers one unit at a time into each, ddp/sharded_parameters.hpp): rank r writes only
+// block r of it (its shard), every rank reads all of it. A gather is
 // three steps, each a flag per rank in the segment's header:
 //   arrive(): once every rank is done reading the buffer's previous gather (released it), the
 //     rank copies its block in and says so;
@@ -13,8 +14,7 @@
 //
 // Why: MPI_Allgather on a node copies each block through Open MPI's shared-memory buffers into
 // every rank's own copy, and its communication thread polls on a core the compute needs; here each
-// rank copies its block once and reads the others' where they are. The node holds one copy of each
-// unit instead of one per rank gathering it.
+// rank copies its block once and reads the others' where they are.
 #pragma once
 
 #include <torch/torch.h>
@@ -36,12 +36,13 @@ class NodeAllGather {
   // every rank maps, or an undefined tensor on every rank where that cannot be (one rank, ranks on
   // several nodes, shared memory refused). The memory stays mapped while any tensor over it lives.
   torch::Tensor allocate(int64_t numel, torch::ScalarType dtype, const std::string& subject);
-  // Whether `tensor` is a whole buffer that allocate() returned.
+  // Whether `tensor` is a buffer that allocate() returned, or the start of one, of a length that
+  // divides by the world size (a gather may fill less than the whole buffer).
   bool owns(const torch::Tensor& tensor) const;
 
   // Waits until every rank has released the buffer's previous gather, copies `block` (one block's
-  // values, same dtype) into this rank's block of `buffer`, and says so. Returns the gather's
-  // number, for finish().
+  // values, same dtype) into this rank's block of `buffer` (blocks of buffer.numel() / size), and
+  // says so. Returns the gather's number, for finish().
   uint32_t arrive(const torch::Tensor& block, const torch::Tensor& buffer);
   // Returns once every rank has arrived at gather `gather` of `buffer`.
   void finish(const torch::Tensor& buffer, uint32_t gather);

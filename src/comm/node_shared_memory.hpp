@@ -38,9 +38,11 @@ class NodeSharedMemory {
   // Undefined on every rank where that cannot be, as for allocate_common().
   virtual torch::Tensor allocate_gather_buffer(int64_t numel, const torch::TensorOptions& options,
                                                const std::string& subject) = 0;
-  // Collective, on a buffer from allocate_gather_buffer(): once no rank reads the buffer's previous
-  // gather any more (each has called done_reading()), `block` goes into this rank's block of it;
-  // once waited, every rank's block is in. Returns after this rank's block is in.
+  // Collective, on a buffer from allocate_gather_buffer() (or a tensor over its start, whose
+  // length divides by the world size: its blocks are that length's): once no rank reads the
+  // buffer's previous gather any more (each has called done_reading()), `block` goes into this
+  // rank's block of it; once waited, every rank's block is in. Returns after this rank's block is
+  // in.
   virtual std::shared_ptr<Work> all_gather_into_shared_async(const torch::Tensor& block,
                                                              torch::Tensor buffer) = 0;
   // This rank reads `buffer` no more until its next all_gather_into_shared_async(); not collective,

@@ -27,7 +27,6 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
       prefetch_(options.prefetch),
       units_(plan_.buckets.size()) {
   torch::NoGradGuard no_grad;
-  NodeSharedMemory* node = options.shared_memory ? comm_.node_shared_memory() : nullptr;
   for (size_t b = 0; b < plan_.buckets.size(); ++b) {
     const BucketSpec& spec = plan_.buckets[b];
     const torch::Tensor& first = params_[spec.params.front()].tensor;
@@ -56,23 +55,59 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
     }
     if (options.values) comm_.broadcast(values, 0);  // every rank starts from rank 0's values
     unit.shard = values.narrow(0, block * comm_.rank(), block).clone();
-    if (node != nullptr) {
-      unit.gathered = node->allocate_gather_buffer(values.numel(), on_device, "ZeRO-3's units");
-      unit.shared = unit.gathered.defined();
-    }
-    if (!unit.shared) unit.gathered = values;
+    unit.gathered = values;
     // set_data keeps each parameter's identity (the model's references, its autograd metadata)
     // and replaces only its memory by its slot in the unit's buffer.
     for (size_t k = 0; k < spec.params.size(); ++k) {
       torch::Tensor& param = params_[spec.params[k]].tensor;
       param.set_data(unit.gathered.narrow(0, spec.offsets[k], param.numel()).view(param.sizes()));
     }
-    if (!unit.shared) release_storage(unit.gathered);
+    release_storage(unit.gathered);
     // The unit's whole values are gone; malloc would keep them, and not reuse them for the next
     // unit (models/model.cpp, release_parameters).
     values = torch::Tensor();
     return_freed_memory();
   }
+  // One slot to start with (collective): whether the node's memory can be had at all.
+  if (options.shared_memory && comm_.node_shared_memory() != nullptr && !units_.empty()) {
+    add_slot();
+    shared_ = !slots_.empty();
+  }
+}
+
+void ShardedParameters::add_slot() {
+  int64_t numel = 0;
+  for (const Unit& unit : units_) numel = std::max<int64_t>(numel, unit.gathered.numel());
+  const torch::Tensor memory = comm_.node_shared_memory()->allocate_gather_buffer(
+      numel, units_.front().gathered.options(), "ZeRO-3's units");
+  if (memory.defined()) slots_.push_back({memory, kNoUnit});
+}
+
+namespace {
+
+void keep_mapped(void* /*data*/) {}  // the slot's tensor keeps the segment mapped
+
+}  // namespace
+
+size_t ShardedParameters::take_slot(size_t bucket) {
+  auto free = std::find_if(slots_.begin(), slots_.end(),
+                           [](const Slot& slot) { return slot.unit == kNoUnit; });
+  if (free == slots_.end()) {
+    // Every rank runs out at the same point of the same program: a collective allocation here
+    // is matched. Undefined (a full /dev/shm) on every rank alike: this gather goes through MPI.
+    add_slot();
+    free = std::find_if(slots_.begin(), slots_.end(),
+                        [](const Slot& slot) { return slot.unit == kNoUnit; });
+    if (free == slots_.end()) return kNoUnit;
+  }
+  free->unit = bucket;
+  // The unit's storage (which its parameters view) now points into the slot.
+  const torch::Tensor& flat = units_[bucket].gathered;
+  c10::StorageImpl* storage = flat.storage().unsafeGetStorageImpl();
+  storage->set_data_ptr(
+      c10::DataPtr(free->memory.data_ptr(), free->memory.data_ptr(), &keep_mapped, flat.device()));
+  storage->set_nbytes(static_cast<size_t>(flat.numel()) * flat.element_size());
+  return static_cast<size_t>(free - slots_.begin());
 }
 
 ShardedParameters::Forward::Forward(ShardedParameters& units) : units_(units) {
@@ -132,7 +167,8 @@ const std::vector<size_t>& ShardedParameters::block_buckets(int64_t unit) const 
 void ShardedParameters::gather(size_t bucket) {
   Unit& unit = units_[bucket];
   if (unit.state != State::kReleased) return;
-  if (unit.shared) {
+  unit.slot = shared_ ? take_slot(bucket) : kNoUnit;
+  if (unit.slot != kNoUnit) {
     unit.work = comm_.node_shared_memory()->all_gather_into_shared_async(unit.shard, unit.gathered);
   } else {
     torch::NoGradGuard no_grad;
@@ -160,8 +196,11 @@ void ShardedParameters::release(size_t bucket) {
   // A collective may still be writing into the memory.
   if (unit.state == State::kGathering) unit.work->wait();
   unit.work.reset();
-  if (unit.shared) {
+  if (unit.slot != kNoUnit) {
     comm_.node_shared_memory()->done_reading(unit.gathered);
+    release_storage(unit.gathered);  // points nowhere again; the slot keeps the memory
+    slots_[unit.slot].unit = kNoUnit;
+    unit.slot = kNoUnit;
   } else {
     memory_.release(unit.gathered);
   }
@@ -179,8 +218,7 @@ std::vector<torch::Tensor> ShardedParameters::shards() const {
 }
 
 bool ShardedParameters::gathers_in_shared_memory() const {
-  return !units_.empty() &&
-         std::all_of(units_.begin(), units_.end(), [](const Unit& unit) { return unit.shared; });
+  return shared_;
 }
 
 int64_t ShardedParameters::held_bytes() const {

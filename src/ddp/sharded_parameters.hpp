@@ -11,10 +11,12 @@
 // final norm, head; one buffer per bucket) is gathered at the start of a forward and held until
 // its gradients are in.
 //
-// With every rank on one node (MPI, ddp.shared_memory), a unit's buffer is one copy in memory the
-// node's ranks share instead (comm/node_all_gather.hpp): a gather copies the rank's shard into
-// its block there and waits for the others', and the memory stays (a unit's values once per
-// node, not once per rank that gathers it).
+// With every rank on one node (MPI, ddp.shared_memory), a unit is gathered into memory the node's
+// ranks share instead (comm/node_all_gather.hpp): a few slots of the largest unit's size, as many
+// as units are gathered at once (the same on every rank: the ranks gather and release in the same
+// order). A gather takes a free slot, points the unit's storage there, copies the rank's shard
+// into its block and waits for the others'; a release frees the slot. So the node holds a few
+// units, not one per rank that gathers them, and nothing is sent.
 //
 // Collectives match across ranks because every rank runs the same graph: gathers are launched in
 // forward in unit order, and in backward from the hooks on each unit's output, which the autograd
@@ -107,9 +109,15 @@ class ShardedParameters final : public UnitRunner {
 
  private:
   enum class State { kReleased, kGathering, kGathered };
+  static constexpr size_t kNoUnit = static_cast<size_t>(-1);
+  // A node-shared buffer of the largest unit's size, which one unit at a time is gathered into.
+  struct Slot {
+    torch::Tensor memory;
+    size_t unit = kNoUnit;  // the bucket gathered there now
+  };
   struct Unit {
-    torch::Tensor gathered;  // flat, padded; memory only while gathered, or node-shared
-    bool shared = false;     // gathered in node-shared memory (comm/node_all_gather.hpp)
+    torch::Tensor gathered;  // flat, padded; memory only while gathered
+    size_t slot = kNoUnit;   // while gathered in node-shared memory: its slot there
     torch::Tensor shard;     // this rank's block, kept
     std::shared_ptr<Work> work;
     State state = State::kReleased;
@@ -120,6 +128,11 @@ class ShardedParameters final : public UnitRunner {
   // The buckets of block `unit`; none where it has no trainable parameters or is no block.
   const std::vector<size_t>& block_buckets(int64_t unit) const;
   void before_backward(size_t unit);
+  // Collective: one more node-shared slot (none where shared memory is refused).
+  void add_slot();
+  // A free slot for bucket `bucket`, its storage pointed there (a new slot where none is free,
+  // collectively); kNoUnit where none can be had.
+  size_t take_slot(size_t bucket);
 
   std::vector<NamedTensor> params_;
   UnitPlan plan_;
@@ -128,6 +141,8 @@ class ShardedParameters final : public UnitRunner {
   bool prefetch_;
   std::vector<Unit> units_;  // by bucket
   StoragePool memory_;       // the gathered units' host memory, used again (releasable_storage)
+  bool shared_ = false;      // units gathered into node-shared slots
+  std::vector<Slot> slots_;
   const std::vector<size_t> none_;
 };
 

@@ -285,7 +285,9 @@ TEST(MpiComm, CommonMemoryIsTheSameOnEveryRank) {
 // ZeRO-3's gather into node-shared memory (comm/node_all_gather.hpp): each rank's block lands in
 // the node's one copy, and a rank still reading a gather holds back the others' next one, so no
 // rank reads a mix of two gathers. Here the last rank reads each gather 100 ms late, while the
-// others go straight on to the next gather with other values. At one rank there is no buffer.
+// others go straight on to the next gather with other values; every other gather fills only the
+// start of the buffer (a smaller unit in a slot), in blocks of its own length. At one rank there
+// is no buffer.
 TEST(MpiComm, NodeSharedGatherWaitsForEveryReaderBeforeTheNext) {
   MpiComm comm(MPI_COMM_WORLD);
   const int64_t block = 100'003;
@@ -295,15 +297,17 @@ TEST(MpiComm, NodeSharedGatherWaitsForEveryReaderBeforeTheNext) {
   if (!buffer.defined()) return;
   const bool late = comm.rank() == comm.size() - 1;
   for (int gather = 0; gather < 4; ++gather) {
-    const torch::Tensor mine = torch::full({block}, static_cast<float>(10 * gather + comm.rank()));
-    comm.all_gather_into_shared_async(mine, buffer)->wait();
+    const int64_t length = gather % 2 == 0 ? block : block / 3;
+    const torch::Tensor filled = buffer.narrow(0, 0, length * comm.size());
+    const torch::Tensor mine = torch::full({length}, static_cast<float>(10 * gather + comm.rank()));
+    comm.all_gather_into_shared_async(mine, filled)->wait();
     if (late) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     for (int r = 0; r < comm.size(); ++r) {
-      const torch::Tensor theirs = buffer.narrow(0, block * r, block);
-      EXPECT_TRUE(torch::equal(theirs, torch::full({block}, static_cast<float>(10 * gather + r))))
+      const torch::Tensor theirs = filled.narrow(0, length * r, length);
+      EXPECT_TRUE(torch::equal(theirs, torch::full({length}, static_cast<float>(10 * gather + r))))
           << "gather " << gather << ", rank " << r << "'s block: " << theirs.max().item<float>();
     }
-    comm.done_reading(buffer);
+    comm.done_reading(filled);
   }
   EXPECT_FALSE(comm.in_shared_memory(buffer)) << "not a buffer that is summed";
 }
