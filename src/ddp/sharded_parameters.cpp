@@ -64,7 +64,7 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
     }
     release_storage(unit.gathered);
     // The unit's whole values are gone; malloc would keep them, and not reuse them for the next
-    // unit (models/model.cpp, release_parameters).
+    // unit (models/deferred_values.cpp, release_parameters).
     values = torch::Tensor();
     return_freed_memory();
   }
