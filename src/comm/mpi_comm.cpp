@@ -123,7 +123,7 @@ class NodeGatherWork final : public Work {
  public:
   NodeGatherWork(NodeAllGather& gathers, torch::Tensor buffer, uint32_t gather, std::string name,
                  uint64_t flight, Watchdog* watchdog, FlightRecorder* recorder,
-                 std::shared_ptr<Clock::time_point> started)
+                 Clock::time_point started)
       : gathers_(gathers),
         buffer_(std::move(buffer)),
         gather_(gather),
@@ -131,7 +131,7 @@ class NodeGatherWork final : public Work {
         flight_(flight),
         watchdog_(watchdog),
         recorder_(recorder),
-        started_(std::move(started)) {}
+        started_(started) {}
   void wait() override {
     if (done_) return;
     {
@@ -141,7 +141,7 @@ class NodeGatherWork final : public Work {
     if (recorder_) recorder_->completed(flight_);
     done_ = true;
   }
-  Clock::time_point started_at() const override { return *started_; }
+  Clock::time_point started_at() const override { return started_; }
 
  private:
   NodeAllGather& gathers_;
@@ -151,7 +151,7 @@ class NodeGatherWork final : public Work {
   uint64_t flight_;
   Watchdog* watchdog_;
   FlightRecorder* recorder_;
-  std::shared_ptr<Clock::time_point> started_;
+  Clock::time_point started_;
   bool done_ = false;
 };
 
@@ -412,7 +412,7 @@ std::shared_ptr<Work> MpiComm::all_gather_into_shared_async(const torch::Tensor&
                                                             torch::Tensor buffer) {
   Label label = next_collective("all_gather", kSharedMemory, buffer);
   FlightRecorder* recorder = flight();
-  const auto started = std::make_shared<Clock::time_point>(Clock::now());
+  const Clock::time_point started = Clock::now();
   if (recorder) recorder->started(label.flight);
   uint32_t gather = 0;
   {

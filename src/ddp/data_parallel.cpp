@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "runtime/process_tuning.hpp"
 #include "util/gradients_in_place.hpp"
 
 namespace ddpt {
@@ -111,9 +110,6 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
   sharding.shared_memory = options.shared_memory;
   sharding.materialize = options.materialize;
   units_ = std::make_unique<ShardedParameters>(params, std::move(plan), comm_, sharding);
-  // A model each rank built whole (TorchScript; a batch-size search's) is freed now; malloc would
-  // keep it (runtime/process_tuning).
-  return_freed_memory();
   reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);
   reducer_->shard_parameters(units_->shards(),
                              [units = units_.get()](size_t b) { units->gradients_done(b); });

@@ -15,24 +15,25 @@ at::Generator global_generator() {
   return at::detail::getDefaultCPUGenerator();
 }
 
-// The leaf's own initialisation, as its constructor ran it (`run`), or only whether this file
-// knows the leaf's kind.
-bool reset_leaf(torch::nn::Module& leaf, bool run) {
+// The leaf's own initialisation, as its constructor ran it; empty for a kind not known here.
+std::function<void()> leaf_reset(const std::shared_ptr<torch::nn::Module>& leaf) {
   namespace nn = torch::nn;
-  if (auto* linear = dynamic_cast<nn::LinearImpl*>(&leaf)) {
-    if (run) linear->reset_parameters();
-  } else if (auto* conv = dynamic_cast<nn::Conv2dImpl*>(&leaf)) {
-    if (run) conv->reset_parameters();
-  } else if (auto* embedding = dynamic_cast<nn::EmbeddingImpl*>(&leaf)) {
-    if (run) embedding->reset_parameters();
-  } else if (auto* norm = dynamic_cast<nn::LayerNormImpl*>(&leaf)) {
-    if (run) norm->reset_parameters();
-  } else if (auto* batch_norm = dynamic_cast<nn::BatchNorm2dImpl*>(&leaf)) {
-    if (run) batch_norm->reset_parameters();
-  } else {
-    return false;
+  if (auto linear = std::dynamic_pointer_cast<nn::LinearImpl>(leaf)) {
+    return [linear] { linear->reset_parameters(); };
   }
-  return true;
+  if (auto conv = std::dynamic_pointer_cast<nn::Conv2dImpl>(leaf)) {
+    return [conv] { conv->reset_parameters(); };
+  }
+  if (auto embedding = std::dynamic_pointer_cast<nn::EmbeddingImpl>(leaf)) {
+    return [embedding] { embedding->reset_parameters(); };
+  }
+  if (auto norm = std::dynamic_pointer_cast<nn::LayerNormImpl>(leaf)) {
+    return [norm] { norm->reset_parameters(); };
+  }
+  if (auto batch_norm = std::dynamic_pointer_cast<nn::BatchNorm2dImpl>(leaf)) {
+    return [batch_norm] { batch_norm->reset_parameters(); };
+  }
+  return {};
 }
 
 }  // namespace
@@ -42,17 +43,17 @@ torch::Tensor DeferredValues::generator_now() {
 }
 
 void DeferredValues::add_module(torch::nn::Module& module, torch::Tensor state) {
-  std::vector<std::shared_ptr<torch::nn::Module>> leaves;
+  std::vector<std::function<void()>> resets;
   for (const auto& m : module.modules(/*include_self=*/true)) {
     if (!m->children().empty() || m->parameters(/*recurse=*/false).empty()) continue;
-    if (!reset_leaf(*m, /*run=*/false)) {
+    resets.push_back(leaf_reset(m));
+    if (!resets.back()) {
       throw Error("DeferredValues: no replay of the initialisation of " + m->name(),
                   ExitCode::kInternal, Raised::kAllRanks);
     }
-    leaves.push_back(m);
   }
-  add({module.parameters(), std::move(state), [leaves] {
-         for (const auto& leaf : leaves) reset_leaf(*leaf, /*run=*/true);
+  add({module.parameters(), std::move(state), [resets] {
+         for (const auto& reset : resets) reset();
        }});
 }
 

@@ -136,6 +136,17 @@ double parameters_of(Model& model) {
 
 // planned_parameter_count sizes a deck's model without building it (setup/memory_check.hpp): it
 // must equal what make_model builds, for every built-in model and shape change.
+// A GPT deck's model options: `layers` blocks `width` wide, 2 heads, a vocabulary of 24.
+ModelConfig gpt_config(int64_t layers, int64_t width) {
+  ModelConfig gpt;
+  gpt.type = ModelType::kGpt;
+  gpt.n_layer = layers;
+  gpt.n_head = 2;
+  gpt.n_embd = width;
+  gpt.vocab = 24;
+  return gpt;
+}
+
 TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
   const std::vector<DatasetInfo> rows = {{Task::kClassification, {12}, 5},
                                          {Task::kRegression, {3, 4, 4}, 2}};
@@ -159,13 +170,8 @@ TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
   }
   const DatasetInfo tokens{Task::kNextToken, {8}, 20};
   for (const bool tie : {true, false}) {
-    ModelConfig gpt;
-    gpt.type = ModelType::kGpt;
-    gpt.n_layer = 2;
-    gpt.n_head = 2;
-    gpt.n_embd = 16;
+    ModelConfig gpt = gpt_config(2, 16);
     gpt.block = 12;
-    gpt.vocab = 24;
     gpt.tie = tie;
     const auto model = make_model(gpt, tokens);
     EXPECT_EQ(planned_parameter_count(gpt, tokens), parameters_of(*model)) << tie;
@@ -178,12 +184,7 @@ TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
 // The built-in models, small: a GPT of 12 blocks (tied head) and one of 2 (untied), a CNN of two
 // stages of two blocks, an MLP of four hidden layers; each with data it reads.
 std::vector<std::pair<ModelConfig, DatasetInfo>> small_built_in_models() {
-  ModelConfig gpt;
-  gpt.type = ModelType::kGpt;
-  gpt.n_layer = 12;
-  gpt.n_head = 2;
-  gpt.n_embd = 64;
-  gpt.vocab = 24;
+  const ModelConfig gpt = gpt_config(12, 64);
   ModelConfig untied = gpt;
   untied.tie = false;
   untied.n_layer = 2;
