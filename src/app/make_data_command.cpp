@@ -13,6 +13,7 @@
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
 #include "io/staged_file.hpp"
+#include "io/staged_h5_file.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
@@ -149,8 +150,8 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   // for rank 0, which writes the file alone.
   HostGroup every_rank(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   if (mpi.world_rank() == 0) {
-    {
-      H5File file = H5File::create(staging_path(o.output).string());
+    const StagedOutput output{fmt::format("'{}'", o.output), "an older file of that name is kept"};
+    write_staged_h5(o.output, MPI_COMM_NULL, output, [&](H5File& file) {
       const H5Node& root = file;
       root.write_attribute("kind", o.kind);
       root.write_attribute("generator", "ddptrain make-data " + ddptrain_version());
@@ -160,11 +161,10 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       } else {
         write_tables(root, o);
       }
-    }
+    });
     // On the disk before it is published: a crash afterwards cannot leave an empty file.
     HostGroup alone(MPI_COMM_SELF, /*watchdog=*/nullptr);
-    sync_and_publish(o.output, alone, fmt::format("'{}'", o.output),
-                     "an older file of that name is kept");
+    sync_and_publish(o.output, alone, output.description, output.kept);
     const H5File written = H5File::open_read(o.output);
     std::cout << fmt::format("wrote {} ({}):", o.output, o.kind);
     for (const auto& name : written.members()) {

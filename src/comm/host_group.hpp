@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "comm/watchdog.hpp"
@@ -31,6 +32,11 @@ class HostGroup {
   // The group's own communicator, for libraries that take one (parallel HDF5). Collectives on it
   // are the caller's to watch.
   MPI_Comm comm() const { return comm_.get(); }
+  // Watches work whose collectives the watchdog cannot see (parallel HDF5 on comm()) as a phase
+  // with the deadline dist.timeout_s (Watchdog::phase); nothing without a watchdog.
+  [[nodiscard]] Watchdog::Scope phase(std::string what) const {
+    return watch_phase(watchdog_, std::move(what));
+  }
   // Collective: the same ranks on a communicator of their own (MPI_Comm_dup), watched by the same
   // watchdog, for a thread whose collectives must never interleave with this group's.
   HostGroup duplicate() const { return {comm_.get(), watchdog_}; }

@@ -3,20 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 
-#include "h5/h5_check.hpp"
 #include "h5/h5_file.hpp"
 #include "h5/h5_lock.hpp"
 #include "io/checkpoint_schema.hpp"
-#include "io/disk_space.hpp"
 #include "io/h5_state.hpp"
 #include "io/staged_file.hpp"
+#include "io/staged_h5_file.hpp"
 #include "train/checkpointed.hpp"
-#include "util/byte_size.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
 
@@ -107,82 +104,31 @@ std::string model_signature(const std::vector<NamedTensor>& params,
 
 namespace {
 
-// Why a write failed, from errno where it names a cause the user can act on (ROMIO reports a
-// failed write as MPI_ERR_IO, "input/output error", whatever the system said); "" otherwise.
-std::string write_failure_cause(int error_number) {
-  switch (error_number) {
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-    case EROFS:
-    case EIO:
-      return std::string(std::strerror(error_number)) + "; ";
-    default:
-      return "";
-  }
+StagedOutput checkpoint_output(const fs::path& path) {
+  return {fmt::format("checkpoint '{}'", path.string()), "the previous checkpoints are kept"};
 }
 
 // Collective: the checkpoint `path`, from `snapshot`, written to its staging file. HDF5 calls
 // hold the HDF5 lock (they may run on the background writer while the training thread reads
-// data or writes metrics).
+// data or writes metrics). A rank whose part fails (a full disk, a quota, an I/O error) while the
+// others wait for it in HDF5's collective calls ends the job (write_staged_h5).
 void write_checkpoint_file(const fs::path& path, const StateSnapshot& snapshot, HostGroup& group) {
-  const fs::path staged = staging_path(path);
-  // Opening and closing the root group are HDF5 calls too: one of them unlocked, racing the
-  // training thread's metrics row, corrupted HDF5 1.14's global API context ("no VOL object wrap
-  // context") and aborted or hung within a few runs.
-  std::optional<H5File> file;
-  std::optional<H5StateWriter> root;
-  try {
+  write_staged_h5(path, group.comm(), checkpoint_output(path), [&](H5File& file) {
+    // Opening and closing the root group are HDF5 calls too: one of them unlocked, racing the
+    // training thread's metrics row, corrupted HDF5 1.14's global API context ("no VOL object
+    // wrap context") and aborted or hung within a few runs. So the root is released under the
+    // lock however the write ends.
+    const auto release_locked = [](H5StateWriter* root) {
+      const Hdf5Lock lock;
+      delete root;
+    };
+    std::unique_ptr<H5StateWriter, decltype(release_locked)> root(nullptr, release_locked);
     {
       const Hdf5Lock lock;
-      file = H5File::create(staged.string(), group.comm());
-      root.emplace(file->open_group("/"), group.rank(), group.size());
+      root.reset(new H5StateWriter(file.open_group("/"), group.rank(), group.size()));
     }
     snapshot.replay(*root);  // locks per object
-    const Hdf5Lock lock;
-    root.reset();
-    file->close();  // collective; writes what HDF5 still buffers, so it can fail too
-  } catch (const Error& e) {
-    // The failed write's errno: an HDF5 call's failure keeps it; otherwise errno, if nothing since
-    // has set it.
-    const auto* h5 = dynamic_cast<const H5Error*>(&e);
-    const int error_number = h5 != nullptr ? h5->system_error() : errno;
-    // This rank's part failed (a full disk, a quota, an I/O error) while the other ranks are in
-    // HDF5's collective calls, waiting for it: a close here would wait for them in turn (it is
-    // collective), so the file is abandoned and the job aborts (a one-rank error). The staging
-    // file goes first: nothing half-written stays behind, and `latest` is untouched.
-    const Hdf5Lock lock;
-    if (file) file->abandon();
-    root.reset();
-    std::error_code ignored;
-    fs::remove(staged, ignored);
-    throw DataError(fmt::format("checkpoint '{}' could not be written ({}{}; the previous "
-                                "checkpoints are kept): {}",
-                                path.string(), write_failure_cause(error_number),
-                                free_space_text(path.parent_path()), e.what()),
-                    Raised::kThisRank);
-  }
-}
-
-// Collective: rank 0 takes the disk space of the checkpoint's data (and some for its metadata) in
-// its staging file before HDF5 writes anything, and every rank learns the outcome: a full disk or
-// an exceeded quota is then one clean error on every rank (exit 3), not a failure inside the
-// collective writes (see write_checkpoint_file).
-void reserve_checkpoint_space(const fs::path& path, const StateSnapshot& snapshot,
-                              HostGroup& group) {
-  const int64_t data = snapshot.file_data_bytes(group.size());
-  const int64_t bytes = data + data / 32 + kCheckpointMetadataBytes;
-  const bool rank0 = group.rank() == 0;
-  const auto error = static_cast<int>(
-      group.max("checkpoint space reserved", rank0 ? reserve_space(staging_path(path), bytes) : 0));
-  if (error == 0) return;
-  std::error_code ignored;
-  if (rank0) fs::remove(staging_path(path), ignored);
-  throw DataError(fmt::format("checkpoint '{}' cannot be written: {} (it needs about {}; {}); "
-                              "nothing was written, the previous checkpoints are kept",
-                              path.string(), std::strerror(error), human_bytes(bytes),
-                              free_space_text(path.parent_path())),
-                  Raised::kAllRanks);
+  });
 }
 
 }  // namespace
@@ -218,7 +164,11 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
   group.barrier("checkpoints directory made");  // before anyone opens the file
 
   const fs::path path = dir / checkpoint_file_name(step);
-  reserve_checkpoint_space(path, snapshot, group);
+  // A full disk or an exceeded quota is then one clean error on every rank (exit 3), not a
+  // failure inside the collective writes.
+  const int64_t data = snapshot.file_data_bytes(group.size());
+  reserve_staged_space(path, data + data / 32 + kCheckpointMetadataBytes, group,
+                       checkpoint_output(path));
   write_checkpoint_file(path, snapshot, group);
   // On the disk before it is published, so `latest` never names a file a crash could still take
   // away. Synchronous writes take this time in their stall (about what dd conv=fsync of the same

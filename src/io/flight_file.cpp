@@ -8,6 +8,7 @@
 
 #include "h5/h5_file.hpp"
 #include "io/staged_file.hpp"
+#include "io/staged_h5_file.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -90,8 +91,9 @@ void write_flight_file(const std::filesystem::path& directory, const RankFlight&
                        int world_size) {
   std::filesystem::create_directories(directory);
   const std::filesystem::path path = flight_file_path(directory, flight.rank);
-  {
-    H5File file = H5File::create(staging_path(path).string());
+  const StagedOutput output{fmt::format("flight record '{}'", path.string()),
+                            "an older file of that name is kept"};
+  write_staged_h5(path, MPI_COMM_NULL, output, [&](H5File& file) {
     file.write_attribute("format", std::string(kFormat));
     file.write_attribute("rank", static_cast<int64_t>(flight.rank));
     file.write_attribute("world_size", static_cast<int64_t>(world_size));
@@ -113,8 +115,7 @@ void write_flight_file(const std::filesystem::path& directory, const RankFlight&
     file.write_strings("dtype", text_column(r, [](auto& x) { return x.dtype; }));
     file.write_strings("backend", text_column(r, [](auto& x) { return x.backend; }));
     file.write_strings("state", text_column(r, [](auto& x) { return flight_state_name(x.state); }));
-    file.close();
-  }
+  });
   publish_staged(path);
 }
 

@@ -5,7 +5,8 @@
 #    loads; no staging file is left (it used to fail inside MPI-IO and hang until dist.timeout_s);
 #  - metrics.h5 that cannot grow ends the job with exit 3, naming metrics.h5 and the free space;
 #  - a run.dir on a read-only file system (new, or existing) is refused with exit 2 before
-#    training starts.
+#    training starts;
+#  - predictions that do not fit end predict with exit 3 and one line, the older file kept.
 # Usage: disk_full.sh MPIEXEC DDPTRAIN DECK [OPTION...] (e.g. --checkpoint.async=true)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -81,4 +82,26 @@ run_job "$work/existing/run" --train.steps=5
 [[ $rc -eq 2 && $errors -eq 1 ]] || { cat "$work/run.err"; fail "existing read-only run.dir: exit $rc, $errors error lines"; }
 expect_message "run.dir '$work/existing/run' is not writable" "Read-only file system"
 echo "ok   existing run.dir on a read-only file system: $message"
+
+# 4. Predictions that do not fit (2 ranks write parts of one file): refused before HDF5 writes
+#    anything, exit 3 on every rank and one error line; an older file of that name is kept.
+"$ddptrain" make-data classification --output "$work/data.h5" --samples 20000 --features 16 \
+  --classes 6 >/dev/null || fail "make-data"
+run_job "$work/predict_run" --data.type=hdf5 --data.path="$work/data.h5" --train.steps=5 \
+  --checkpoint.every=5
+[[ $rc -eq 0 ]] || { cat "$work/predict_run.err"; fail "the run to predict from failed"; }
+small_fs predictions 400k
+echo older >"$work/predictions/pred.h5"
+timeout 120 "$mpiexec" -np 2 --oversubscribe "$ddptrain" predict "$work/predict_run/config.cfg" \
+  --checkpoint "$work/predict_run/checkpoints/latest" --input "$work/data.h5" \
+  --output "$work/predictions/pred.h5" --dist.timeout_s=60 </dev/null >"$work/predict.out" 2>&1
+rc=$?
+errors=$(grep -ac 'ddptrain: error:' "$work/predict.out")
+message=$(grep -a -m1 'ddptrain: error:' "$work/predict.out")
+[[ $rc -eq 3 && $errors -eq 1 ]] || { cat "$work/predict.out"; fail "predictions on a full disk: exit $rc, $errors error lines"; }
+expect_message "predictions '$work/predictions/pred.h5' cannot be written: No space left on device" \
+  "free on its file system" "nothing was written, an older file of that name is kept"
+[[ $(ls -A "$work/predictions") == pred.h5 && $(cat "$work/predictions/pred.h5") == older ]] ||
+  fail "the older predictions were not kept alone: $(ls -A "$work/predictions")"
+echo "ok   predictions on a full disk: $message"
 echo "disk full and read-only: all checks passed"
