@@ -40,6 +40,22 @@ rank_pid() {
   return 1
 }
 
+# wait_guarded PID SECONDS: waits for PID (a background job of this shell) and sets rc to its exit
+# code; false if it was still running after SECONDS, and was killed then. A hang guard, not a bound
+# on the time. (The guard's output goes nowhere, so a guard left sleeping holds no pipe of ctest's.)
+wait_guarded() {
+  local marker=$work/guard_fired.$1
+  (
+    exec >/dev/null 2>&1
+    sleep "$2" && touch "$marker" && kill -KILL "$1"
+  ) &
+  local guard=$!
+  wait "$1"
+  rc=$?
+  kill "$guard" 2>/dev/null
+  [[ ! -e $marker ]]
+}
+
 # wait_for_file PATH SECONDS: true once PATH exists.
 wait_for_file() {
   local deadline=$((SECONDS + $2))

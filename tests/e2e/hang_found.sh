@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Hangs found by the pace of training (dist.hang_factor, dist.hang_floor_s) and explained by the
 # ranks' flight records (run.dir/flight, `ddptrain inspect`). At 3 ranks:
-#  1. SIGSTOP to rank 1 after the warm-up, default settings: exit code 5 within
-#     max(dist.hang_floor_s = 30 s, 5 x the step time) + 10 s (the rule under test: without it,
-#     dist.timeout_s = 600 s would end the job), flight files from ranks 0 and 2 and none from
+#  1. SIGSTOP to rank 1 after the warm-up, default settings: exit code 5 with a report saying that
+#     the hang rule found it, max(dist.hang_floor_s = 30 s, 5 x the step time) (the rule under
+#     test: without it, dist.timeout_s = 600 s would end the job, with another report; the time
+#     taken is printed, not asserted), flight files from ranks 0 and 2 and none from
 #     rank 1, and an analysis that names rank 1, the collective's number and its operation; the
 #     same analysis from `ddptrain inspect run.dir/flight`.
 #  2. Rank 1 leaves out one bucket's all-reduce (DDPTRAIN_TEST_SKIP_ALL_REDUCE=1:8): the analysis
@@ -45,7 +46,6 @@ took=$((SECONDS - start))
 echo "stopped rank: exit code $rc after $took s"
 grep -a -A12 "collective hung" "$work/stop.txt" | grep -v "^--"
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/stop.txt")"
-((took <= 30 + 10)) || fail "took $took s: more than dist.hang_floor_s (30 s) + 10 s"
 grep -aq "collective hung: '.*' at step [0-9]* did not complete within 30.0 s (dist.hang_factor = 5 x the slowest recent step" \
   "$work/stop.txt" || fail "the report does not say the hang rule found it"
 [[ -f $work/stop/flight/rank_00000.h5 && -f $work/stop/flight/rank_00002.h5 ]] ||

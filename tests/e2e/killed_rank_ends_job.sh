@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One rank killed mid-training: every other rank exits within 15 s instead of waiting in a
-# collective. Usage: killed_rank_ends_job.sh MPIEXEC DDPTRAIN DECK
+# One rank killed mid-training: every other rank exits instead of waiting in a collective until
+# dist.timeout_s (600 s): the job ends, with no timeout report, before a 120 s guard. The time
+# taken is printed, not asserted. Usage: killed_rank_ends_job.sh MPIEXEC DDPTRAIN DECK
 set -u
 source "$(dirname "$0")/common.sh"
 "$mpiexec" -np 3 --oversubscribe --bind-to none "$ddptrain" train "$deck" --run.dir="$work/run" \
@@ -11,11 +12,10 @@ wait_for_file "$work/run/checkpoints/step_00000100.h5" 120 || fail "training did
 survivors=("$(rank_pid "$launcher" 0)" "$(rank_pid "$launcher" 2)")
 kill -KILL "$(rank_pid "$launcher" 1)" || fail "no rank 1"
 start=$SECONDS
-wait "$launcher"
-rc=$?
+wait_guarded "$launcher" 120 || fail "still running after 120 s: it hung"
 took=$((SECONDS - start))
 echo "launcher exit code $rc after $took s"
 [[ $rc -ne 0 ]] || fail "the job reported success"
-((took <= 15)) || fail "took $took s, more than 15"
-gone_within $((15 - took)) "${survivors[@]}" || fail "a rank is still running"
+grep -aq "collective timed out" "$work/out.txt" && fail "the ranks waited for the deadline"
+gone_within 10 "${survivors[@]}" || fail "a rank is still running"
 echo "killed rank checks passed"

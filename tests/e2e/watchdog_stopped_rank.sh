@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One rank stopped with SIGSTOP mid-training: the others time out in their next collective, and
-# the job exits with code 5 within dist.timeout_s + 15 s, with a report naming the rank that did
-# not arrive. Usage: watchdog_stopped_rank.sh MPIEXEC DDPTRAIN DECK
+# the job exits with code 5, with a report naming the collective, its deadline and the rank that
+# did not arrive (without the watchdog the job waits forever: 120 s end the test). How long it
+# took is printed, not asserted. Usage: watchdog_stopped_rank.sh MPIEXEC DDPTRAIN DECK
 set -u
 source "$(dirname "$0")/common.sh"
 timeout_s=5
@@ -14,13 +15,11 @@ wait_for_file "$work/run/checkpoints/step_00000100.h5" 120 || fail "training did
 stopped=$(rank_pid "$launcher" 2) || fail "no rank 2"
 kill -STOP "$stopped"
 start=$SECONDS
-wait "$launcher"
-rc=$?
+wait_guarded "$launcher" 120 || fail "still running after 120 s: it hung"
 took=$((SECONDS - start))
 echo "exit code $rc after $took s"
 grep -A4 "collective timed out" "$work/out.txt"
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/out.txt")"
-((took <= timeout_s + 15)) || fail "took $took s, more than dist.timeout_s + 15"
 grep -q "collective timed out: '.*' at step [0-9]* did not complete within dist.timeout_s = $timeout_s s" \
   "$work/out.txt" || fail "report does not name the collective and the step"
 grep -q "^ranks that did not arrive: 2$" "$work/out.txt" || fail "report does not name rank 2"

@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -81,12 +80,11 @@ void expect_error_within(int seconds, ExitCode code, F&& body) {
 TEST_F(FuzzFindings, DamagedSwmrSuperblockIsAnErrorNotAHang) {
   const std::string damaged = finding("inspect", "swmr_retry_hang.h5");
   ASSERT_TRUE(std::filesystem::exists(damaged)) << damaged;
-  const auto start = std::chrono::steady_clock::now();
+  // The 30 s alarm is a hang guard (the unfixed read sleeps 2^100 ns), not a bound on the time.
   expect_error_within(30, ExitCode::kData, [&] {
     std::ostringstream out;
     inspect_file(damaged, out);
   });
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 // fuzz_data_file, crash: a make-data classification file whose targets had become
