@@ -19,17 +19,18 @@ fail_writes=$1
 shift
 source "$(dirname "$0")/common.sh"
 
-# with_failing_writes DIR AFTER NP_OK NP_FAILING COMMAND...: COMMAND under mpirun, NP_OK ranks
-# with normal writes, then NP_FAILING ranks whose writes under DIR fail after AFTER bytes; output
-# in $work/out.txt; sets rc and message (the first error line). 60 s at most (a hang: exit 124).
+# with_failing_writes DIR AFTER FIRST NP COMMAND...: COMMAND on NP ranks under mpirun; the writes
+# under DIR of ranks FIRST and up fail after AFTER bytes. Output in $work/out.txt; sets rc and
+# message (the first error line). 60 s at most (a hang: exit 124). One app context, the library
+# preloaded by a wrapper: Open MPI 5's mpirun (Debian 13) crashes on the MPMD ":" syntax.
 with_failing_writes() {
-  local dir=$1 after=$2 ok=$3 failing=$4
+  local dir=$1 after=$2 first=$3 np=$4
   shift 4
-  local apps=()
-  ((ok > 0)) && apps+=(-np "$ok" "$@" :)
-  apps+=(-np "$failing" -x LD_PRELOAD="$fail_writes" -x DDPT_FAIL_WRITES_UNDER="$dir"
-    -x DDPT_FAIL_WRITES_AFTER="$after" "$@")
-  timeout 60 "$mpiexec" --oversubscribe --bind-to none "${apps[@]}" </dev/null >"$work/out.txt" 2>&1
+  FAILING_FROM=$first FAIL_WRITES_LIB=$fail_writes DDPT_FAIL_WRITES_UNDER=$dir \
+    DDPT_FAIL_WRITES_AFTER=$after timeout 60 "$mpiexec" -np "$np" --oversubscribe --bind-to none \
+    -x FAILING_FROM -x FAIL_WRITES_LIB -x DDPT_FAIL_WRITES_UNDER -x DDPT_FAIL_WRITES_AFTER \
+    bash -c '((OMPI_COMM_WORLD_RANK >= FAILING_FROM)) && export LD_PRELOAD=$FAIL_WRITES_LIB
+             exec "$@"' failing-writes "$@" </dev/null >"$work/out.txt" 2>&1
   rc=$?
   message=$(grep -a -m1 'ddptrain: error:' "$work/out.txt")
 }
@@ -70,7 +71,7 @@ echo "ok   predict, 1 rank: exit 3"
 
 # 3. (The watchdog's abort leaves the staging file; only the older file's content is checked.)
 older_file "$out" pred.h5
-with_failing_writes "$out" 0 1 1 "${predict[@]}"
+with_failing_writes "$out" 0 1 2 "${predict[@]}"
 [[ $rc -eq 5 ]] || fail "predict, rank 1's writes failing: exit $rc, expected 5: $(tail -3 "$work/out.txt")"
 grep -aq "collective timed out: 'write of predictions $out/pred.h5' at step 0 did not complete within dist.timeout_s = 5 s" \
   "$work/out.txt" || fail "the report does not name the write: $(grep -a error "$work/out.txt")"
