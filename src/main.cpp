@@ -1,4 +1,6 @@
 // ddptrain: parse, pick the subcommand, run it; the one top-level try decides the exit code.
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -6,6 +8,7 @@
 
 #include "app/commands.hpp"
 #include "comm/report_error.hpp"
+#include "h5/h5_file.hpp"
 #include "runtime/process_tuning.hpp"
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
@@ -21,6 +24,12 @@ int main(int argc, char** argv) {
     ddpt::init_logging(mpi->world_rank(), mpi->host());
     return ddpt::run_command(std::vector<std::string>(argv + 1, argv + argc), *mpi);
   } catch (const std::exception& error) {
-    return ddpt::report_error(error, mpi.get());
+    const int code = ddpt::report_error(error, mpi.get());
+    if (ddpt::hdf5_files_abandoned()) {
+      // MPI_Finalize runs HDF5's clean-up, which crashed on the file left open: exit without it.
+      std::fflush(nullptr);
+      std::_Exit(code);
+    }
+    return code;
   }
 }

@@ -23,7 +23,7 @@ int report_error(const std::exception& error, MpiEnv* mpi) {
   // Only this rank knows: peers may be inside a collective with it. Abort the device
   // communicators (so NCCL peers fail instead of hanging), then the whole MPI job.
   abort_device_communicators();
-  if (mpi) mpi->abort(code);
+  if (mpi && mpi->world_size() > 1) mpi->abort(code);
   return code;
 }
 

@@ -1,5 +1,6 @@
 #include "h5/h5_file.hpp"
 
+#include <atomic>
 #include <filesystem>
 #include <vector>
 
@@ -40,7 +41,18 @@ class WriteHints {
   MPI_Info info_ = MPI_INFO_NULL;
 };
 
+std::atomic<bool> g_files_abandoned{false};
+
 }  // namespace
+
+bool hdf5_files_abandoned() noexcept {
+  return g_files_abandoned.load();
+}
+
+void H5File::abandon() noexcept {
+  if (id_.valid()) g_files_abandoned = true;
+  id_.abandon();
+}
 
 H5File H5File::create(const std::string& path, MPI_Comm comm) {
   detail::silence_hdf5_error_printing();
@@ -86,7 +98,12 @@ H5File H5File::open_read(const std::string& path) {
 }
 
 void H5File::close() {
-  DDPT_CHECK_H5(H5Fclose(id_.abandon()));
+  try {
+    DDPT_CHECK_H5(H5Fclose(id_.abandon()));
+  } catch (...) {
+    g_files_abandoned = true;  // HDF5 keeps a file whose close failed
+    throw;
+  }
 }
 
 void H5File::flush() {

@@ -16,6 +16,11 @@
 
 namespace ddpt {
 
+// Whether this process left a file open after its writes failed (H5File::abandon, or a close that
+// failed). HDF5 closes such files in its clean-up, which runs inside MPI_Finalize, and crashed on
+// them (SIGSEGV in H5F__close_cb): such a process must end without MPI_Finalize (src/main.cpp).
+bool hdf5_files_abandoned() noexcept;
+
 class H5File : public H5Node {
  public:
   // Creates (truncates) `path`. With `comm` set, the file uses the MPI-IO driver and the call is
@@ -40,7 +45,7 @@ class H5File : public H5Node {
   void close();
   // Leaves the file open, forever: after a failed collective write, closing it (collective) would
   // wait for ranks that are elsewhere; the job is about to abort.
-  void abandon() noexcept { id_.abandon(); }
+  void abandon() noexcept;
 
  private:
   H5File(H5Id file, std::string path) : H5Node(std::move(file)), path_(std::move(path)) {}

@@ -164,18 +164,17 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
   group.barrier("checkpoints directory made");  // before anyone opens the file
 
   const fs::path path = dir / checkpoint_file_name(step);
-  // A full disk or an exceeded quota is then one clean error on every rank (exit 3), not a
-  // failure inside the collective writes.
+  // Its space is taken first: a full disk or an exceeded quota is then one clean error on every
+  // rank (exit 3), not a failure inside the collective writes.
+  const StagedOutput output = checkpoint_output(path);
   const int64_t data = snapshot.file_data_bytes(group.size());
-  reserve_staged_space(path, data + data / 32 + kCheckpointMetadataBytes, group,
-                       checkpoint_output(path));
+  reserve_staged_space(path, data + data / 32 + kCheckpointMetadataBytes, group, output);
   write_checkpoint_file(path, snapshot, group);
   // On the disk before it is published, so `latest` never names a file a crash could still take
   // away. Synchronous writes take this time in their stall (about what dd conv=fsync of the same
   // bytes takes); checkpoint.async takes it in the background. Collective: every rank has synced
   // after it.
-  sync_and_publish(path, group, fmt::format("checkpoint '{}'", path.string()),
-                   "the previous checkpoints are kept");
+  sync_and_publish(path, group, output.description, output.kept);
   if (rank0) {
     point_link_at(dir, "latest", path.filename().string());
     const Hdf5Lock lock;  // keep_best reads the kept files

@@ -27,9 +27,10 @@ struct StagedOutput {
 // A failure on this rank (a full disk, a quota, an I/O error) abandons the file instead of closing
 // it (a parallel close is collective and would wait for ranks that are elsewhere; nor can HDF5
 // close a file whose writes failed), removes the staging file and throws DataError (exit 3) known
-// to this rank only, so the job ends through MPI_Abort: "DESCRIPTION could not be written (CAUSE;
-// FREE SPACE; KEPT): WHAT". Any other exception abandons and removes the same way and goes on.
-// Each HDF5 step here holds the HDF5 lock; `write` takes it as it needs (h5/h5_lock.hpp).
+// to this rank only, so the job ends at once (comm/report_error.hpp): "DESCRIPTION could not be
+// written (CAUSE; FREE SPACE; KEPT): WHAT". Any other exception abandons and removes the same way
+// and goes on. Each HDF5 step here holds the HDF5 lock; `write` takes it as it needs
+// (h5/h5_lock.hpp).
 void write_staged_h5(const std::filesystem::path& final_path, MPI_Comm comm,
                      const StagedOutput& output, const std::function<void(H5File&)>& write);
 
@@ -38,7 +39,8 @@ void write_staged_h5(const std::filesystem::path& final_path, MPI_Comm comm,
 // exceeded quota is then one clean error on every rank, DataError (exit 3): "DESCRIPTION cannot be
 // written: REASON (it needs about BYTES; FREE SPACE); nothing was written, KEPT", instead of a
 // failure inside HDF5's collective writes, which ends the job through MPI_Abort or, if HDF5's
-// ranks part ways inside its collective close, at the watchdog's deadline.
+// ranks part ways inside its collective close, at the watchdog's deadline. The file is truncated
+// when HDF5 creates it, so this checks the space at that moment; it does not hold it.
 void reserve_staged_space(const std::filesystem::path& final_path, int64_t bytes, HostGroup& group,
                           const StagedOutput& output);
 

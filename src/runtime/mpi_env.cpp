@@ -1,8 +1,6 @@
 #include "runtime/mpi_env.hpp"
 
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 
 #include "util/check.hpp"
 #include "util/process_identity.hpp"
@@ -71,11 +69,7 @@ std::string MpiEnv::library_version() {
 }
 
 void MpiEnv::abort(int exit_code) const {
-  // Alone, the process just ends: MPI_Abort would only add Open MPI's banner. Not through
-  // MPI_Finalize either: it runs HDF5's clean-up, which crashed (SIGSEGV in H5F__close_cb) on a
-  // file whose writes had failed and that was left open (io/staged_h5_file.hpp).
-  if (world_size_ > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
-  std::fflush(nullptr);
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::_Exit(exit_code);  // MPI_Abort should not return; make sure of it.
 }
 

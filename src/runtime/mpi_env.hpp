@@ -26,8 +26,7 @@ class MpiEnv {
   const std::string& host() const { return host_; }
   // "Open MPI v4.1.4, ..." as the library reports it.
   static std::string library_version();
-  // Ends every rank of the job with `exit_code`, at once and without MPI_Finalize. Does not
-  // return.
+  // Ends every rank of the job with `exit_code`. Does not return.
   [[noreturn]] void abort(int exit_code) const;
 
  private:

@@ -41,13 +41,15 @@ rank_pid() {
 }
 
 # wait_guarded PID SECONDS: waits for PID (a background job of this shell) and sets rc to its exit
-# code; false if it was still running after SECONDS, and was killed then. A hang guard, not a bound
-# on the time. (The guard's output goes nowhere, so a guard left sleeping holds no pipe of ctest's.)
+# code; false if it was still running after SECONDS, and was killed then, with its children (the
+# ranks of a local mpirun). A hang guard, not a bound on the time. (The guard's output goes
+# nowhere, so a guard left sleeping holds no pipe of ctest's.)
 wait_guarded() {
   local marker=$work/guard_fired.$1
   (
     exec >/dev/null 2>&1
-    sleep "$2" && touch "$marker" && kill -KILL "$1"
+    sleep "$2" && touch "$marker" && pkill -KILL -P "$1"
+    kill -KILL "$1"
   ) &
   local guard=$!
   wait "$1"

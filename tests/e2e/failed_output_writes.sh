@@ -12,7 +12,8 @@
 #     the job with exit 5 naming it (it hung);
 #  4. make-data whose writes fail after 4 KiB (they show only when the file is closed): exit 3 (a
 #     truncated file was published under the output's name, then SIGSEGV);
-#  5. a checkpoint of a 1-rank training run: exit 3 (SIGSEGV in MPI_Finalize).
+#  5. a checkpoint of a 1-rank training run: exit 3 (SIGSEGV in MPI_Finalize); and with
+#     checkpoint.async, where the background writer's error ends the run at the next step.
 # Usage: failed_output_writes.sh FAIL_WRITES_LIB MPIEXEC DDPTRAIN DECK
 set -uo pipefail
 fail_writes=$1
@@ -94,6 +95,15 @@ with_failing_writes "$work/run1/checkpoints" 0 0 1 "$ddptrain" train "$deck" \
   --run.dir="$work/run1" --train.steps=20 --checkpoint.every=10
 [[ $rc -eq 3 ]] || fail "a 1-rank run's checkpoint: exit $rc, expected 3: $(tail -3 "$work/out.txt")"
 expect_message "checkpoint '$work/run1/checkpoints/step_00000010.h5' could not be written (Disk quota exceeded;"
-[[ -z $(ls -A "$work/run1/checkpoints") ]] || fail "left in checkpoints/: $(ls -A "$work/run1/checkpoints")"
+[[ -d $work/run1/checkpoints && -z $(ls -A "$work/run1/checkpoints") ]] ||
+  fail "checkpoints/ is missing or holds: $(ls -A "$work/run1/checkpoints" 2>&1)"
 echo "ok   a 1-rank run's checkpoint: exit 3"
+rm -rf "$work/run1"
+with_failing_writes "$work/run1/checkpoints" 0 0 1 "$ddptrain" train "$deck" \
+  --run.dir="$work/run1" --train.steps=20 --checkpoint.every=10 --checkpoint.async=true
+[[ $rc -eq 3 ]] || fail "a 1-rank run's async checkpoint: exit $rc, expected 3: $(tail -3 "$work/out.txt")"
+expect_message "checkpoint '$work/run1/checkpoints/step_00000010.h5' could not be written (Disk quota exceeded;"
+[[ -d $work/run1/checkpoints && -z $(ls -A "$work/run1/checkpoints") ]] ||
+  fail "checkpoints/ is missing or holds: $(ls -A "$work/run1/checkpoints" 2>&1)"
+echo "ok   a 1-rank run's async checkpoint: exit 3"
 echo "failed output writes: all checks passed"

@@ -124,7 +124,8 @@ stopped_peer_ends_the_job() {
   stopped=$(rank_pid "$launcher" 1) || { kill -KILL "$launcher"; echo "no rank 1"; return 1; }
   kill -STOP "$stopped"
   start=$SECONDS
-  wait_guarded "$launcher" 120 || { kill -KILL "$stopped"; echo "still running after 120 s: it hung"; return 1; }
+  wait_guarded "$launcher" 120 ||
+    { kill -KILL "$stopped"; echo "still running after 120 s: it hung"; return 1; }
   took=$((SECONDS - start))
   kill -KILL "$stopped" 2>/dev/null
   echo "exit code $rc after $took s"

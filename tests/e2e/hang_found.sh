@@ -39,8 +39,7 @@ wait_for_line "$work/stop.txt" "step \+300/" 120 || fail "training did not reach
 stopped=$(rank_pid "$launcher" 1) || fail "no rank 1"
 kill -STOP "$stopped"
 start=$SECONDS
-wait "$launcher"
-rc=$?
+wait_guarded "$launcher" 120 || fail "still running after 120 s: the hang rule did not end it"
 launcher=
 took=$((SECONDS - start))
 echo "stopped rank: exit code $rc after $took s"

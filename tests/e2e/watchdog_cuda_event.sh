@@ -2,10 +2,11 @@
 # The watchdog's CUDA-event path on a GPU (one rank, NCCL): an all-reduce queued behind a 20 s
 # kernel passes its 2 s deadline. The timeout report must name the NCCL all-reduce (a report at
 # all shows it came before the kernel ended: the all-reduce would have completed then), and the
-# process end with exit code 5. When the report came is printed, not asserted. (How soon it ends after the report is not
-# checked: ncclCommAbort, before MPI_Abort, may wait for the kernel to finish; a collective that
-# hangs on a peer is what it is made to cancel.) "[  SKIPPED ]" without a GPU (ctest counts it as
-# skipped). Usage: watchdog_cuda_event.sh MPIEXEC PROBE (PROBE: support/watchdog_cuda_probe.cpp)
+# process end with exit code 5. When the report came is printed, not asserted. (How soon it ends
+# after the report is not checked: ncclCommAbort, before MPI_Abort, may wait for the kernel to
+# finish; a collective that hangs on a peer is what it is made to cancel.) "[  SKIPPED ]" without
+# a GPU (ctest counts it as skipped).
+# Usage: watchdog_cuda_event.sh MPIEXEC PROBE (PROBE: support/watchdog_cuda_probe.cpp)
 set -uo pipefail
 source "$(dirname "$0")/probe_common.sh"
 report="collective timed out: 'NCCL all_reduce #1 (1024 x Float)' at step 0 did not complete within dist.timeout_s = 2 s"
