@@ -150,7 +150,7 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   // for rank 0, which writes the file alone.
   HostGroup every_rank(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   if (mpi.world_rank() == 0) {
-    const StagedOutput output{fmt::format("'{}'", o.output), "an older file of that name is kept"};
+    const StagedOutput output{fmt::format("'{}'", o.output)};
     write_staged_h5(o.output, MPI_COMM_NULL, output, [&](H5File& file) {
       const H5Node& root = file;
       root.write_attribute("kind", o.kind);

@@ -91,8 +91,7 @@ void write_flight_file(const std::filesystem::path& directory, const RankFlight&
                        int world_size) {
   std::filesystem::create_directories(directory);
   const std::filesystem::path path = flight_file_path(directory, flight.rank);
-  const StagedOutput output{fmt::format("flight record '{}'", path.string()),
-                            "an older file of that name is kept"};
+  const StagedOutput output{fmt::format("flight record '{}'", path.string())};
   write_staged_h5(path, MPI_COMM_NULL, output, [&](H5File& file) {
     file.write_attribute("format", std::string(kFormat));
     file.write_attribute("rank", static_cast<int64_t>(flight.rank));

@@ -21,8 +21,7 @@ constexpr int64_t kMetadataBytes = int64_t{64} << 10;
 
 void write_predictions(const std::string& path, const PredictionsSource& source, int64_t rows,
                        int64_t first, const torch::Tensor& predictions, HostGroup& group) {
-  const StagedOutput output{fmt::format("predictions '{}'", path),
-                            "an older file of that name is kept"};
+  const StagedOutput output{fmt::format("predictions '{}'", path)};
   const int64_t row_bytes = predictions.size(1) * int64_t{sizeof(float)} +
                             (source.task == Task::kClassification ? int64_t{sizeof(int64_t)} : 0);
   reserve_staged_space(path, rows * row_bytes + rows * row_bytes / 32 + kMetadataBytes, group,

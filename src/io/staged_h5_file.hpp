@@ -19,7 +19,7 @@ namespace ddpt {
 // (KEPT: "the previous checkpoints are kept").
 struct StagedOutput {
   std::string description;
-  std::string kept;
+  std::string kept = "an older file of that name is kept";
 };
 
 // Creates the staging file of `final_path` (collectively over `comm`; MPI_COMM_NULL: this process
