@@ -12,9 +12,11 @@ int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (args.size() != 1) throw ConfigError("usage: ddptrain inspect FILE | RUN_DIR/flight");
   if (mpi.world_rank() != 0) return 0;  // one process reads and reports
   if (is_flight_directory(args[0])) {
-    int world_size = 0;
-    std::vector<RankFlight> flights = read_flight_directory(args[0], world_size);
-    std::cout << analyse_flights(std::move(flights), world_size).text << "\n";
+    // The newest job's files: a restart in the same run.dir leaves the earlier job's ranks' files
+    // that it did not overwrite.
+    JobFlights job = flights_of_job(read_flight_directory(args[0]));
+    std::cout << analyse_flights(std::move(job.flights), job.world_size).text << "\n";
+    if (!job.left_out.empty()) std::cout << job.left_out << "\n";
     return 0;
   }
   inspect_file(args[0], std::cout);

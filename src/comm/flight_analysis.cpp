@@ -1,31 +1,74 @@
 #include "comm/flight_analysis.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <map>
+#include <ctime>
+#include <limits>
+#include <utility>
 
 namespace ddpt {
 namespace {
 
-const FlightRecord* record_of(const RankFlight& flight, uint64_t sequence) {
+const FlightRecord* record_of(const RankFlight& flight, const std::string& stream,
+                              uint64_t sequence) {
   for (const FlightRecord& record : flight.records) {
-    if (record.sequence == sequence) return &record;
+    if (record.sequence == sequence && record.stream == stream) return &record;
   }
   return nullptr;
 }
 
-uint64_t last_sequence(const RankFlight& flight) {
-  return flight.records.empty() ? 0 : flight.records.back().sequence;
+// The streams in the records, in the order they first appear.
+std::vector<std::string> streams_of(const std::vector<RankFlight>& flights) {
+  std::vector<std::string> streams;
+  for (const RankFlight& flight : flights) {
+    for (const FlightRecord& record : flight.records) {
+      if (std::find(streams.begin(), streams.end(), record.stream) == streams.end()) {
+        streams.push_back(record.stream);
+      }
+    }
+  }
+  return streams;
+}
+
+// The numbers of `stream` that every rank with records of it still keeps (older ones are gone
+// from some ring): [first, last]; last 0 when there are none.
+std::pair<uint64_t, uint64_t> kept_range(const std::vector<RankFlight>& flights,
+                                         const std::string& stream) {
+  uint64_t first = 1;
+  uint64_t last = 0;
+  for (const RankFlight& flight : flights) {
+    uint64_t oldest = std::numeric_limits<uint64_t>::max();
+    for (const FlightRecord& record : flight.records) {
+      if (record.stream != stream) continue;
+      oldest = std::min(oldest, record.sequence);
+      last = std::max(last, record.sequence);
+    }
+    if (oldest != std::numeric_limits<uint64_t>::max()) first = std::max(first, oldest);
+  }
+  return {first, last};
 }
 
 bool same_collective(const FlightRecord& a, const FlightRecord& b) {
   return a.operation == b.operation && a.bytes == b.bytes && a.dtype == b.dtype;
 }
 
-std::string describe(const FlightRecord& record, double written_s) {
+// The state as the backend can tell it: NCCL's "started" is its GPU stream reaching the
+// collective (an event), and "queued" that it waits behind earlier work on that stream.
+std::string state_text(const FlightRecord& record) {
   std::string state = flight_state_name(record.state);
+  if (record.backend == "NCCL" && record.state == FlightState::kStarted) {
+    state += " (its GPU stream reached it)";
+  } else if (record.backend == "NCCL" && record.state == FlightState::kQueued) {
+    state += " (behind earlier work on its GPU stream)";
+  }
+  return state;
+}
+
+std::string describe(const FlightRecord& record, double written_s) {
+  std::string state = state_text(record);
   if (record.state != FlightState::kCompleted) {
     const double since = record.started_s > 0 ? record.started_s : record.queued_s;
     state += fmt::format(", not completed {:.1f} s later", std::max(0.0, written_s - since));
@@ -57,55 +100,88 @@ std::string describe_files(const std::vector<RankFlight>& flights, int world_siz
   return text;
 }
 
-// The first sequence number in [first, last] where the ranks part (analysis.sequence; 0: none).
-void find_parting(const std::vector<RankFlight>& flights, uint64_t first, uint64_t last,
-                  FlightAnalysis& analysis) {
-  for (uint64_t s = first; s <= last && analysis.sequence == 0; ++s) {
+// The first number of `stream` in [first, last] that some rank lacks or has not completed.
+std::optional<FlightParting> find_parting(const std::vector<RankFlight>& flights,
+                                          const std::string& stream, uint64_t first,
+                                          uint64_t last) {
+  for (uint64_t s = first; s <= last; ++s) {
     const FlightRecord* reference = nullptr;
     bool parted = false;
+    bool different = false;
     for (const RankFlight& flight : flights) {
-      const FlightRecord* record = record_of(flight, s);
+      const FlightRecord* record = record_of(flight, stream, s);
       if (record == nullptr) {
         parted = true;
         continue;
       }
-      if (reference != nullptr && !same_collective(*reference, *record)) {
-        analysis.different_collectives = true;
-      }
+      if (reference != nullptr && !same_collective(*reference, *record)) different = true;
       if (reference == nullptr) reference = record;
       parted = parted || record->state != FlightState::kCompleted;
     }
-    if (parted || analysis.different_collectives) analysis.sequence = s;
+    if (parted) return FlightParting{stream, s, different, {}};
   }
+  return std::nullopt;
+}
+
+// When the ranks' records at the parting were first queued: the parting that came first leads.
+double parted_at(const std::vector<RankFlight>& flights, const FlightParting& parting) {
+  double earliest = std::numeric_limits<double>::max();
+  for (const RankFlight& flight : flights) {
+    if (const FlightRecord* record = record_of(flight, parting.stream, parting.sequence)) {
+      earliest = std::min(earliest, record->queued_s);
+    }
+  }
+  return earliest;
 }
 
 // Each rank at the parting collective, and who never reached it.
-std::string describe_parting(const std::vector<RankFlight>& flights, FlightAnalysis& analysis) {
-  const uint64_t s = analysis.sequence;
+std::string describe_parting(const std::vector<RankFlight>& flights,
+                             const std::vector<int>& without_records, FlightParting& parting) {
+  const uint64_t s = parting.sequence;
   std::string text =
-      fmt::format("\ncollective #{} is where the ranks part{}:", s,
-                  analysis.different_collectives ? " (they are in different collectives)" : "");
+      fmt::format("\ncollective #{} of '{}' is where the ranks part{}:", s, parting.stream,
+                  parting.different_collectives ? " (they are in different collectives)" : "");
   for (const RankFlight& flight : flights) {
-    const FlightRecord* record = record_of(flight, s);
+    const FlightRecord* record = record_of(flight, parting.stream, s);
     if (record != nullptr) {
       text += fmt::format("\n  {}: {}", who(flight), describe(*record, flight.written_s));
       continue;
     }
-    analysis.never_reached.push_back(flight.rank);
-    const std::string latest = flight.records.empty()
-                                   ? "none recorded"
-                                   : describe(flight.records.back(), flight.written_s);
-    text += fmt::format("\n  {}: never reached #{}; its latest: {}", who(flight), s, latest);
+    parting.never_reached.push_back(flight.rank);
+    const FlightRecord* latest = nullptr;
+    for (const FlightRecord& r : flight.records) {
+      if (r.stream == parting.stream) latest = &r;
+    }
+    text += fmt::format("\n  {}: never reached #{}; its latest: {}", who(flight), s,
+                        latest ? describe(*latest, flight.written_s) : "none recorded");
   }
-  if (!analysis.never_reached.empty()) {
+  if (!parting.never_reached.empty()) {
     text += fmt::format("\nranks that never reached #{}: {}", s,
-                        fmt::join(analysis.never_reached, ", "));
+                        fmt::join(parting.never_reached, ", "));
   }
-  if (!analysis.without_records.empty()) {
+  if (!without_records.empty()) {
     text += fmt::format("\nranks with no record, so not known to have reached #{}: {}", s,
-                        fmt::join(analysis.without_records, ", "));
+                        fmt::join(without_records, ", "));
   }
   return text;
+}
+
+// Every stream's kept range, for the text when no stream parts.
+std::string completed_alike(const std::vector<RankFlight>& flights,
+                            const std::vector<std::string>& streams) {
+  std::vector<std::string> ranges;
+  for (const std::string& stream : streams) {
+    const auto [first, last] = kept_range(flights, stream);
+    if (last > 0) ranges.push_back(fmt::format("'{}' #{} to #{}", stream, first, last));
+  }
+  if (ranges.empty()) return "\nno collective was recorded";
+  return fmt::format(
+      "\nevery rank completed collectives {} alike: the ranks with records did not part there",
+      fmt::join(ranges, ", "));
+}
+
+std::string time_text(double seconds) {
+  return fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(static_cast<std::time_t>(seconds)));
 }
 
 }  // namespace
@@ -115,26 +191,47 @@ FlightAnalysis analyse_flights(std::vector<RankFlight> flights, int world_size) 
             [](const RankFlight& a, const RankFlight& b) { return a.rank < b.rank; });
   FlightAnalysis analysis;
   std::string text = describe_files(flights, world_size, analysis);
-  // From the newest first record any rank kept (older ones are gone from some ring) on.
-  uint64_t first = 1;
-  uint64_t last = 0;
-  for (const RankFlight& flight : flights) {
-    if (!flight.records.empty()) first = std::max(first, flight.records.front().sequence);
-    last = std::max(last, last_sequence(flight));
+  const std::vector<std::string> streams = streams_of(flights);
+  for (const std::string& stream : streams) {
+    const auto [first, last] = kept_range(flights, stream);
+    if (auto parting = find_parting(flights, stream, first, last)) {
+      analysis.partings.push_back(std::move(*parting));
+    }
   }
-  find_parting(flights, first, last, analysis);
-  if (analysis.sequence != 0) {
-    text += describe_parting(flights, analysis);
-  } else if (last == 0) {
-    text += "\nno collective was recorded";
-  } else {
-    text += fmt::format(
-        "\nevery rank completed collectives #{} to #{} alike: the ranks with records did not "
-        "part there",
-        first, last);
+  std::stable_sort(analysis.partings.begin(), analysis.partings.end(),
+                   [&](const FlightParting& a, const FlightParting& b) {
+                     return parted_at(flights, a) < parted_at(flights, b);
+                   });
+  for (FlightParting& parting : analysis.partings) {
+    text += describe_parting(flights, analysis.without_records, parting);
   }
+  if (analysis.partings.empty()) text += completed_alike(flights, streams);
   analysis.text = text;
   return analysis;
+}
+
+JobFlights flights_of_job(std::vector<RankFlight> flights, const std::optional<std::string>& job) {
+  JobFlights chosen;
+  if (flights.empty()) return chosen;
+  const auto newest =
+      std::max_element(flights.begin(), flights.end(),
+                       [](const auto& a, const auto& b) { return a.written_s < b.written_s; });
+  chosen.job = job ? *job : newest->job;
+  std::vector<std::string> left_out;
+  for (RankFlight& flight : flights) {
+    if (flight.job == chosen.job) {
+      chosen.world_size = flight.world_size;
+      chosen.flights.push_back(std::move(flight));
+    } else {
+      left_out.push_back(fmt::format("rank {} of a job of {} ranks, written {}", flight.rank,
+                                     flight.world_size, time_text(flight.written_s)));
+    }
+  }
+  if (!left_out.empty()) {
+    chosen.left_out = fmt::format("left out {} flight file(s) of other jobs: {}", left_out.size(),
+                                  fmt::join(left_out, "; "));
+  }
+  return chosen;
 }
 
 }  // namespace ddpt

@@ -5,10 +5,16 @@
 // the ring to run.dir/flight/rank_NNNNN.h5 when a hang is found (comm/flight_file.hpp), and
 // comm/flight_analysis.hpp compares the ranks' files.
 //
-// A record is made when a collective is queued (on the calling thread, in program order, so the
-// sequence numbers match across ranks that run the same program) and updated when the
-// communication thread starts it and when it completes. Times are seconds since the Unix epoch,
-// comparable across nodes as far as their clocks agree.
+// A record is made when a collective is queued and updated when it starts and when it completes.
+// Each stream (the collectives one thread issues on its communicators, in program order:
+// kTrainingStream for the training thread's, another name for the background checkpoint
+// writer's) numbers its collectives 1, 2, ... by itself, so the numbers match across ranks that
+// run the same program even though the threads' collectives interleave differently on each rank.
+// What "started" means depends on the backend: on MPI the communication thread (or the calling
+// thread, for host agreements) has entered the call; on NCCL the GPU stream has reached the
+// collective (its start event fired), while "queued" means it still waits behind earlier work
+// there. Times are seconds since the Unix epoch, comparable across nodes as far as their clocks
+// agree.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +29,8 @@ enum class FlightState { kQueued, kStarted, kCompleted };
 const char* flight_state_name(FlightState state);
 
 struct FlightRecord {
-  uint64_t sequence = 0;  // 1, 2, ... per communicator, in the order the rank queued them
+  std::string stream;     // whose sequence: FlightRecorder::kTrainingStream, ...
+  uint64_t sequence = 0;  // 1, 2, ... per stream, in the order the rank queued them
   std::string operation;  // "all_reduce", "reduce_scatter", "all_gather", "broadcast", ...
   int64_t bytes = 0;
   std::string dtype;    // "float32", ...
@@ -36,26 +43,37 @@ struct FlightRecord {
 
 class FlightRecorder {
  public:
-  // Keeps the last `capacity` records; 0 keeps none (and costs nothing).
+  // The training thread's collectives (gradients, gathers, its host agreements, the stop vote).
+  static constexpr const char* kTrainingStream = "training";
+
+  // Keeps the last `capacity` records of each stream; 0 keeps none (and costs nothing). A ring
+  // per stream: a stream's records go only as that stream goes on, the same on every rank.
   explicit FlightRecorder(int64_t capacity);
 
   bool enabled() const { return capacity_ > 0; }
-  // A new record, queued now; its sequence number (0 when disabled).
-  uint64_t queued(std::string operation, int64_t bytes, std::string dtype, std::string backend);
-  void started(uint64_t sequence);
-  void completed(uint64_t sequence);
-  // The records kept, oldest first.
+  // A new record in `stream`, queued now, numbered next in that stream; the record's handle for
+  // started() and completed() (0 when disabled).
+  uint64_t queued(const std::string& stream, std::string operation, int64_t bytes,
+                  std::string dtype, std::string backend);
+  // The first call counts; a record already overwritten is left alone.
+  void started(uint64_t handle);
+  void completed(uint64_t handle);
+  // The records kept, of every stream, oldest first.
   std::vector<FlightRecord> records() const;
 
   static double now_s();
 
  private:
-  FlightRecord* find(uint64_t sequence);  // under the lock; null when already overwritten
+  struct Ring {
+    std::string stream;
+    std::vector<FlightRecord> records;  // slot: (sequence - 1) % capacity
+    uint64_t last_sequence = 0;
+  };
+  FlightRecord* find(uint64_t handle);  // under the lock; null when already overwritten
 
   const size_t capacity_;
   mutable std::mutex mutex_;
-  std::vector<FlightRecord> ring_;  // slot: (sequence - 1) % capacity
-  uint64_t last_sequence_ = 0;
+  std::vector<Ring> rings_;  // by stream, in the order of their first record
 };
 
 }  // namespace ddpt

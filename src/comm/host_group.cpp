@@ -2,23 +2,34 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "runtime/gather_strings.hpp"
 #include "util/check.hpp"
 
 namespace ddpt {
 
-HostGroup::HostGroup(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
+HostGroup::HostGroup(MPI_Comm comm, Watchdog* watchdog)
+    : HostGroup(comm, watchdog, FlightRecorder::kTrainingStream, Watchdog::Deadline::kHangRule) {}
+
+HostGroup::HostGroup(MPI_Comm comm, Watchdog* watchdog, std::string stream,
+                     Watchdog::Deadline deadline)
+    : watchdog_(watchdog), stream_(std::move(stream)), deadline_(deadline) {
   DDPT_CHECK_MPI(MPI_Comm_dup(comm, comm_.out()));
   DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
   DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
   DDPT_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
 }
 
+HostGroup HostGroup::for_thread(std::string thread) const {
+  return {comm_.get(), watchdog_, std::move(thread), Watchdog::Deadline::kTimeout};
+}
+
 Watchdog::Scope HostGroup::watch_next(std::string_view what) {
   ++agreements_;
   if (!watchdog_) return {};
   return watchdog_->watch(fmt::format("{} (agreement #{})", what, agreements_),
-                          {std::string(what), 0, "", "MPI host group"});
+                          {std::string(what), 0, "", "MPI host group", stream_}, deadline_);
 }
 
 int64_t HostGroup::reduce(std::string_view what, int64_t mine, MPI_Op op) {

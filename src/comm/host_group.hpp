@@ -24,7 +24,8 @@ namespace ddpt {
 class HostGroup {
  public:
   // Collective over `comm` (MPI_Comm_dup). `watchdog` may be null: then nothing is watched (tools
-  // without a deck, and phases an outer scope already watches).
+  // without a deck, and phases an outer scope already watches). Its agreements belong to the
+  // training thread: in its flight records' sequence, under the hang rule's deadline.
   HostGroup(MPI_Comm comm, Watchdog* watchdog);
 
   int rank() const { return rank_; }
@@ -38,8 +39,12 @@ class HostGroup {
     return watch_phase(watchdog_, std::move(what));
   }
   // Collective: the same ranks on a communicator of their own (MPI_Comm_dup), watched by the same
-  // watchdog, for a thread whose collectives must never interleave with this group's.
-  HostGroup duplicate() const { return {comm_.get(), watchdog_}; }
+  // watchdog, for another thread (`thread` names it: "checkpoint writer"), whose collectives must
+  // never interleave with this group's. They are numbered apart in the flight records (their
+  // order against the training thread's differs from rank to rank), and each waits up to
+  // dist.timeout_s: that thread does not keep training's pace, so the hang rule's deadline does
+  // not apply (its question to silent ranks does).
+  HostGroup for_thread(std::string thread) const;
 
   // Each call below is a collective over the group; `what` names it in the watchdog's report
   // ("run.dir check", "batch size 64 fits"), and must be the same text on every rank.
@@ -57,6 +62,7 @@ class HostGroup {
   void barrier(std::string_view what);
 
  private:
+  HostGroup(MPI_Comm comm, Watchdog* watchdog, std::string stream, Watchdog::Deadline deadline);
   // Watches the collective about to start; the sequence number makes its name unique.
   Watchdog::Scope watch_next(std::string_view what);
   int64_t reduce(std::string_view what, int64_t mine, MPI_Op op);
@@ -65,6 +71,8 @@ class HostGroup {
   int rank_ = 0;
   int size_ = 1;
   Watchdog* watchdog_;
+  std::string stream_;  // the flight records' sequence its agreements are numbered in
+  Watchdog::Deadline deadline_;
   int64_t agreements_ = 0;
 };
 

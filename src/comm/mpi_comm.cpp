@@ -439,8 +439,8 @@ MpiComm::Label MpiComm::next_collective(const char* operation, const char* backe
   label.name = fmt::format("MPI {}{} #{} ({} x {})", shared ? "shared-memory " : "", operation,
                            collectives_, tensor.numel(), dtype);
   if (FlightRecorder* recorder = flight()) {
-    label.flight =
-        recorder->queued(operation, tensor.numel() * tensor.element_size(), dtype, backend);
+    label.flight = recorder->queued(FlightRecorder::kTrainingStream, operation,
+                                    tensor.numel() * tensor.element_size(), dtype, backend);
   }
   return label;
 }
@@ -450,7 +450,9 @@ MpiComm::Label MpiComm::next_collective(const char* operation) {
   if (watchdog_ == nullptr || size_ == 1) return {};
   Label label;
   label.name = fmt::format("MPI {} #{}", operation, collectives_);
-  if (FlightRecorder* recorder = flight()) label.flight = recorder->queued(operation, 0, "", kMpi);
+  if (FlightRecorder* recorder = flight()) {
+    label.flight = recorder->queued(FlightRecorder::kTrainingStream, operation, 0, "", kMpi);
+  }
   return label;
 }
 

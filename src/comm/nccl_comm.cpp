@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #ifdef DDPTRAIN_TORCH_CUDA
@@ -154,6 +155,11 @@ cudaStream_t NcclComm::enter_collective() {
   const cudaStream_t compute = current_compute_stream(device_);
   compute_ready_.record(compute);
   compute_ready_.block(stream_.get());
+  if (watchdog_ && watchdog_->flight()) {
+    // Fires when the NCCL stream reaches the collective: the flight record's "started".
+    started_ = std::make_shared<CudaEvent>();
+    started_->record(stream_.get());
+  }
   return compute;
 }
 
@@ -162,24 +168,30 @@ std::shared_ptr<CudaEvent> NcclComm::finish_collective(const char* what,
   auto done = std::make_shared<CudaEvent>();
   done->record(stream_.get());
   if (watchdog_) {
-    // Launched on the stream now: queued and started at once, as far as the host can tell.
+    // Queued on the stream now; started when the stream reaches it (the start event), which the
+    // watchdog's poll sees.
     FlightRecorder* recorder = watchdog_->flight();
-    const uint64_t flight = recorder
-                                ? recorder->queued(what, tensor.numel() * tensor.element_size(),
-                                                   c10::toString(tensor.scalar_type()), "NCCL")
-                                : 0;
-    if (recorder) recorder->started(flight);
+    const uint64_t flight = recorder ? recorder->queued(FlightRecorder::kTrainingStream, what,
+                                                        tensor.numel() * tensor.element_size(),
+                                                        c10::toString(tensor.scalar_type()), "NCCL")
+                                     : 0;
     // Polled from the watchdog's thread, whose current device may be another one.
-    watchdog_->watch_until(fmt::format("NCCL {} #{} ({} x {})", what, ++collectives_,
-                                       tensor.numel(), c10::toString(tensor.scalar_type())),
-                           [done, device = device_, recorder, flight] {
-                             cudaSetDevice(device);
-                             // Any answer but "not ready" ends the watch; errors surface in
-                             // the training thread.
-                             const bool ended = cudaEventQuery(done->get()) != cudaErrorNotReady;
-                             if (ended && recorder) recorder->completed(flight);
-                             return ended;
-                           });
+    watchdog_->watch_until(
+        fmt::format("NCCL {} #{} ({} x {})", what, ++collectives_, tensor.numel(),
+                    c10::toString(tensor.scalar_type())),
+        [done, started = std::exchange(started_, nullptr), device = device_, recorder,
+         flight]() mutable {
+          cudaSetDevice(device);
+          // Any answer but "not ready" ends the watch; errors surface in
+          // the training thread.
+          const bool ended = cudaEventQuery(done->get()) != cudaErrorNotReady;
+          if (started && (ended || cudaEventQuery(started->get()) != cudaErrorNotReady)) {
+            if (recorder) recorder->started(flight);
+            started.reset();
+          }
+          if (ended && recorder) recorder->completed(flight);
+          return ended;
+        });
   }
   return done;
 }

@@ -6,6 +6,8 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <memory>
+
 #include "comm/communicator.hpp"
 #include "comm/nccl_handle.hpp"
 #include "comm/watchdog.hpp"
@@ -57,6 +59,8 @@ class NcclComm final : public Communicator {
   int size_ = 1;
   CudaStream stream_;
   CudaEvent compute_ready_;
+  // The start of the collective being queued, for its flight record (null without one).
+  std::shared_ptr<CudaEvent> started_;
   NcclHandle handle_;  // after the stream: ends before it
   Watchdog* watchdog_;
   // The watchdog's check of handle_'s asynchronous error; after handle_: ends before it.

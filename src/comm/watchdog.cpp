@@ -29,7 +29,8 @@ constexpr auto kAnswerGrace = std::chrono::seconds(2);
 constexpr auto kReporterGrace = std::chrono::seconds(5);
 // Steps whose times the hang rule remembers: the slowest of them sets the pace.
 constexpr size_t kRecentSteps = 50;
-// How long a paced deadline that a rank's phase excused waits before peers are asked again.
+// How long a paced deadline that a rank's phase excused waits before peers are asked again; and
+// how often the silence question is asked of an entry past dist.hang_floor_s.
 constexpr auto kAskAgain = std::chrono::seconds(1);
 
 // Ends every rank with exit code 5: the device communicators first (so NCCL peers fail instead
@@ -76,11 +77,11 @@ Watchdog::Scope Watchdog::watch(std::string what) {
   return add_entry(std::move(what), /*phase=*/false);
 }
 
-Watchdog::Scope Watchdog::watch(std::string what, FlightTag tag) {
-  Scope scope = add_entry(std::move(what), /*phase=*/false);
+Watchdog::Scope Watchdog::watch(std::string what, FlightTag tag, Deadline deadline) {
+  Scope scope = add_entry(std::move(what), /*phase=*/false, deadline);
   if (!flight_ || scope.owner_ == nullptr) return scope;
-  const uint64_t flight = flight_->queued(std::move(tag.operation), tag.bytes, std::move(tag.dtype),
-                                          std::move(tag.backend));
+  const uint64_t flight = flight_->queued(tag.stream, std::move(tag.operation), tag.bytes,
+                                          std::move(tag.dtype), std::move(tag.backend));
   flight_->started(flight);
   std::lock_guard<std::mutex> lock(mutex_);
   for (Entry& entry : entries_) {
@@ -93,11 +94,11 @@ Watchdog::Scope Watchdog::phase(std::string what) {
   return add_entry(std::move(what), /*phase=*/true);
 }
 
-Watchdog::Scope Watchdog::add_entry(std::string what, bool phase) {
+Watchdog::Scope Watchdog::add_entry(std::string what, bool phase, Deadline deadline) {
   if (!thread_.joinable()) return {};  // nothing watches
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t id = next_id_++;
-  const bool paced = !phase && !in_phase();
+  const bool paced = !phase && deadline == Deadline::kHangRule && !in_phase();
   entries_.push_back(
       {id, std::move(what), step_.load(std::memory_order_relaxed), Clock::now(), {}, phase, paced});
   return {this, id};
@@ -192,7 +193,44 @@ void Watchdog::loop() {
         on_timeout(*expired);
       }
     }
+    if (const std::optional<Entry> waiting = first_past_floor()) {
+      const std::vector<int> silent = silent_ranks();
+      if (!silent.empty() && still_watched(waiting->id)) on_timeout(*waiting, silent);
+    }
   }
+}
+
+std::optional<Watchdog::Entry> Watchdog::first_past_floor() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (hang_factor_ <= 0 || hang_floor_s_ >= timeout_s_) return std::nullopt;
+  if (Clock::now() - silence_asked_ < kAskAgain) return std::nullopt;
+  for (const Entry& entry : entries_) {
+    if (seconds_since(entry.since) > hang_floor_s_ && !(entry.done && entry.done())) return entry;
+  }
+  return std::nullopt;
+}
+
+std::vector<int> Watchdog::silent_ranks() {
+  std::vector<int> silent;
+  // Twice, each time waiting the whole grace for every rank: a rank that misses one answer
+  // (a starved core) is not called stopped for it.
+  for (int question = 0; question < 2; ++question) {
+    silent_.clear();
+    const std::vector<std::optional<Answer>> answers = ask_every_rank(Query::kWhere);
+    std::vector<int> unanswered;
+    for (int r = 0; r < size_; ++r) {
+      const bool counted = question == 0 || std::count(silent.begin(), silent.end(), r) > 0;
+      if (r != rank_ && !answers[static_cast<size_t>(r)] && counted) unanswered.push_back(r);
+    }
+    silent = std::move(unanswered);
+    if (silent.empty()) break;
+  }
+  // The report's question does not wait for them again.
+  silent_.assign(static_cast<size_t>(size_), false);
+  for (const int r : silent) silent_[static_cast<size_t>(r)] = true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  silence_asked_ = Clock::now();
+  return silent;
 }
 
 bool Watchdog::confirmed_hang(const Entry& entry) {
@@ -271,6 +309,7 @@ std::string Watchdog::status_text() {
   std::lock_guard<std::mutex> lock(mutex_);
   bool expired = false;
   std::string phases;
+  expired = hang_found_.load();
   for (const Entry& entry : entries_) {
     const double seconds = seconds_since(entry.since);
     expired = expired || seconds > deadline_of(entry);
@@ -357,7 +396,8 @@ std::vector<std::optional<Watchdog::Answer>> Watchdog::ask_every_rank(Query quer
   return answers;
 }
 
-void Watchdog::on_timeout(const Entry& entry) {
+void Watchdog::on_timeout(const Entry& entry, const std::vector<int>& silent) {
+  hang_found_ = true;
   write_flight();
   const std::vector<std::optional<Answer>> answers = ask_every_rank(Query::kWhereAndWriteFlight);
   // One full report, from the lowest timed-out rank that others heard from; the rest say one
@@ -370,7 +410,7 @@ void Watchdog::on_timeout(const Entry& entry) {
     }
   }
   if (reporter == rank_) {
-    std::string text = report(entry, answers);
+    std::string text = report(entry, silent, answers);
     std::function<std::string()> explain;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -387,8 +427,8 @@ void Watchdog::on_timeout(const Entry& entry) {
     log_to_file_only(text);  // run.dir/log.txt, where rank 0 keeps it
   } else {
     write_stderr_line(fmt::format("{} ddptrain: error: '{}' at step {} {}; rank {} reports",
-                                  process_tag(), entry.what, entry.step, deadline_text(entry),
-                                  reporter));
+                                  process_tag(), entry.what, entry.step,
+                                  deadline_text(entry, silent), reporter));
     std::this_thread::sleep_for(kReporterGrace);
   }
   abort_job();
@@ -403,8 +443,16 @@ void Watchdog::on_failure(const std::string& what, const std::string& failure) {
   abort_job();
 }
 
-std::string Watchdog::deadline_text(const Entry& entry) {
+std::string Watchdog::deadline_text(const Entry& entry, const std::vector<int>& silent) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!silent.empty()) {
+    return fmt::format(
+        "had waited {:.1f} s, and rank(s) {} gave no answer, twice running (the hang rule: past "
+        "dist.hang_floor_s = {:g} s, a rank that does not answer is stopped, killed or hung "
+        "outside ddptrain; one that answers it is reading, writing or evaluating gets up to "
+        "dist.timeout_s = {:g} s)",
+        seconds_since(entry.since), fmt::join(silent, ", "), hang_floor_s_, timeout_s_);
+  }
   const double deadline = deadline_of(entry);
   if (!entry.paced || deadline >= timeout_s_) {
     return fmt::format("did not complete within dist.timeout_s = {:g} s", timeout_s_);
@@ -416,12 +464,12 @@ std::string Watchdog::deadline_text(const Entry& entry) {
       deadline, hang_factor_, slowest, hang_floor_s_);
 }
 
-std::string Watchdog::report(const Entry& entry,
+std::string Watchdog::report(const Entry& entry, const std::vector<int>& silent,
                              const std::vector<std::optional<Answer>>& answers) {
-  const bool hung = entry.paced && seconds_since(entry.since) <= timeout_s_;
-  std::string text =
-      fmt::format("{} ddptrain: error: collective {}: '{}' at step {} {}", process_tag(),
-                  hung ? "hung" : "timed out", entry.what, entry.step, deadline_text(entry));
+  const bool hung = !silent.empty() || (entry.paced && seconds_since(entry.since) <= timeout_s_);
+  std::string text = fmt::format("{} ddptrain: error: collective {}: '{}' at step {} {}",
+                                 process_tag(), hung ? "hung" : "timed out", entry.what, entry.step,
+                                 deadline_text(entry, silent));
   std::vector<int> waiting{rank_};
   std::string missing;
   std::vector<int> missing_ranks;

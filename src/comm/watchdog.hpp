@@ -6,10 +6,14 @@
 // warm-up steps are past, a collective still waiting after dist.hang_factor x the slowest recent
 // step (at least dist.hang_floor_s) is a hang, unless some rank answers that it is inside a
 // phase with a deadline of its own (phase(): a checkpoint write or read, an evaluation), in which
-// case it is waited for, up to dist.timeout_s. Collectives queued during a phase of this rank's
-// get dist.timeout_s too. A hang found this way is reported like a timeout, and every rank that
-// can still act writes its flight records (comm/flight_recorder.hpp) first; the reporting rank
-// adds their analysis (set_flight_output).
+// case it is waited for, up to dist.timeout_s. Collectives queued during a phase of this rank's,
+// and those of a thread that does not keep training's pace (Deadline::kTimeout: the background
+// checkpoint writer), get dist.timeout_s too. Whatever the deadline, once anything has waited
+// dist.hang_floor_s the hang rule asks every rank whether it is there: a rank that gives no
+// answer, twice running, is stopped, dead or hung outside ddptrain, and no phase excuses it. A
+// hang found either way is reported like a timeout, and every rank that can still act writes its
+// flight records (comm/flight_recorder.hpp) first; the reporting rank adds their analysis
+// (set_flight_output).
 //
 // Callers say what they are doing with watch() (a scope) or watch_until() (work that completes
 // on a CUDA stream). A thread checks the deadlines and answers the other ranks' questions over a
@@ -68,18 +72,26 @@ class Watchdog {
     uint64_t id_ = 0;
   };
 
+  // Which deadline a watched collective gets (dist.hang_floor_s's question applies to both).
+  enum class Deadline {
+    kHangRule,  // the hang rule's, unless queued during a phase of this rank's: dist.timeout_s
+    kTimeout,   // dist.timeout_s: a thread that does not keep training's pace
+  };
   // `what` names the collective in reports; ranks in the same collective must use the same text
   // (a per-communicator sequence number makes it unique).
   [[nodiscard]] Scope watch(std::string what);
   // A collective that nothing else records (the host group's agreements, the stop vote): watched
-  // as watch() does, and kept in the flight records, completed when the scope ends.
+  // as watch() does, and kept in the flight records (in `stream`'s sequence), completed when the
+  // scope ends.
   struct FlightTag {
     std::string operation;
     int64_t bytes = 0;
     std::string dtype;
     std::string backend;
+    std::string stream = FlightRecorder::kTrainingStream;
   };
-  [[nodiscard]] Scope watch(std::string what, FlightTag tag);
+  [[nodiscard]] Scope watch(std::string what, FlightTag tag,
+                            Deadline deadline = Deadline::kHangRule);
   // A phase with a deadline of its own (dist.timeout_s), however long training steps take: a
   // checkpoint write or read, an evaluation. Other ranks waiting for this one meanwhile do not
   // call it a hang.
@@ -130,7 +142,7 @@ class Watchdog {
   };
   struct Answer {
     int rank = 0;
-    bool expired = false;
+    bool expired = false;  // past a deadline, or a hang found
     int64_t step = 0;
     std::vector<std::pair<double, std::string>> phases;  // seconds inside, what
     bool in_phase = false;  // inside a phase() whose deadline has not passed
@@ -141,7 +153,7 @@ class Watchdog {
   void loop();
   void unwatch(uint64_t id);
   void answer_queries();
-  Scope add_entry(std::string what, bool phase);
+  Scope add_entry(std::string what, bool phase, Deadline deadline = Deadline::kHangRule);
   // Under the lock: the deadline of `entry` now, and the hang rule's deadline.
   double deadline_of(const Entry& entry) const;
   double paced_deadline() const;
@@ -151,6 +163,11 @@ class Watchdog {
   // phase); if not, it is asked about again a second later.
   bool confirmed_hang(const Entry& entry);
   bool still_watched(uint64_t id);  // not unwatched, nor done
+  // The oldest entry that has waited past dist.hang_floor_s (hang rule on), at most once every
+  // kAskAgain: the silence question's subject.
+  std::optional<Entry> first_past_floor();
+  // The ranks that gave no answer to two questions running (empty when every rank answered).
+  std::vector<int> silent_ranks();
   // This rank's flight records to run.dir/flight, once (set_flight_output).
   void write_flight();
   // The first check that reports a failure: its `what` and the failure.
@@ -162,10 +179,12 @@ class Watchdog {
   std::vector<std::optional<Answer>> ask_every_rank(Query query);
   // An answer's text (status_text() of rank `rank`), parsed.
   static Answer parse_answer(int rank, const std::string& text);
-  // Asks every rank, reports, aborts the job with exit code 5.
-  [[noreturn]] void on_timeout(const Entry& entry);
-  std::string report(const Entry& entry, const std::vector<std::optional<Answer>>& answers);
-  std::string deadline_text(const Entry& entry);
+  // Asks every rank, reports, aborts the job with exit code 5. `silent`: the ranks the silence
+  // question found (empty: the entry is past its deadline).
+  [[noreturn]] void on_timeout(const Entry& entry, const std::vector<int>& silent = {});
+  std::string report(const Entry& entry, const std::vector<int>& silent,
+                     const std::vector<std::optional<Answer>>& answers);
+  std::string deadline_text(const Entry& entry, const std::vector<int>& silent);
 
   MpiCommHandle comm_;
   int rank_ = 0;
@@ -185,10 +204,12 @@ class Watchdog {
   double hang_factor_ = 0;  // 0: no hang rule
   double hang_floor_s_ = 0;
   int64_t steps_seen_ = 0;
-  std::vector<double> recent_steps_;  // a ring of the last kRecentSteps steps' seconds
-  Clock::time_point hang_asked_{};    // when peers were last asked about a paced deadline
-  Clock::time_point last_excuse_{};   // when a rank last answered that it was in a phase
-  std::vector<bool> silent_;          // by rank: no answer when last asked (watchdog thread only)
+  std::vector<double> recent_steps_;   // a ring of the last kRecentSteps steps' seconds
+  Clock::time_point hang_asked_{};     // when peers were last asked about a paced deadline
+  Clock::time_point last_excuse_{};    // when a rank last answered that it was in a phase
+  Clock::time_point silence_asked_{};  // when the silence question was last asked
+  std::vector<bool> silent_;           // by rank: no answer when last asked (watchdog thread only)
+  std::atomic<bool> hang_found_{false};  // this rank is reporting or about to: answers say so
   bool stopping_ = false;
   std::condition_variable wake_;
   std::thread thread_;  // last: started after the members it uses exist
@@ -199,9 +220,10 @@ inline Watchdog::Scope watch(Watchdog* watchdog, std::string what) {
   return watchdog ? watchdog->watch(std::move(what)) : Watchdog::Scope();
 }
 
-// watchdog->watch(what, tag), or an empty scope when there is no watchdog.
-inline Watchdog::Scope watch(Watchdog* watchdog, std::string what, Watchdog::FlightTag tag) {
-  return watchdog ? watchdog->watch(std::move(what), std::move(tag)) : Watchdog::Scope();
+// watchdog->watch(what, tag, deadline), or an empty scope when there is no watchdog.
+inline Watchdog::Scope watch(Watchdog* watchdog, std::string what, Watchdog::FlightTag tag,
+                             Watchdog::Deadline deadline = Watchdog::Deadline::kHangRule) {
+  return watchdog ? watchdog->watch(std::move(what), std::move(tag), deadline) : Watchdog::Scope();
 }
 
 // watchdog->phase(what), or an empty scope when there is no watchdog.

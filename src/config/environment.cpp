@@ -47,6 +47,8 @@ LaunchEnvironment read_launch_environment() {
   read_rank_and_value("DDPTRAIN_TEST_SLOW_RANK", env.test_slow_rank, env.test_slow_ms);
   read_rank_and_value("DDPTRAIN_TEST_SLOW_PHASES", env.test_slow_phase_rank,
                       env.test_slow_phase_ms);
+  read_rank_and_value("DDPTRAIN_TEST_HOLD_PHASES", env.test_hold_phase_rank,
+                      env.test_hold_phase_ms);
   double skip_step = 0;
   read_rank_and_value("DDPTRAIN_TEST_SKIP_ALL_REDUCE", env.test_skip_rank, skip_step);
   env.test_skip_step = static_cast<int64_t>(skip_step);

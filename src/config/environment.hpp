@@ -27,6 +27,11 @@ struct LaunchEnvironment {
   // checkpoint write (DDPTRAIN_TEST_SLOW_PHASES=R:MS; the hang rule's no-false-alarm test).
   int test_slow_phase_rank = -1;
   double test_slow_phase_ms = 0;
+  // Tests only: rank test_hold_phase_rank sleeps test_hold_phase_ms at the start of each
+  // evaluation and checkpoint write, inside it, before its collectives (DDPTRAIN_TEST_HOLD_PHASES=
+  // R:MS; the tests of a rank stopped while the others wait inside a phase).
+  int test_hold_phase_rank = -1;
+  double test_hold_phase_ms = 0;
   // Tests only: rank test_skip_rank leaves out its first all-reduce of step test_skip_step
   // (DDPTRAIN_TEST_SKIP_ALL_REDUCE=R:STEP; the flight analysis's test).
   int test_skip_rank = -1;

@@ -28,7 +28,7 @@ namespace {
 }  // namespace
 
 CheckpointWriterThread::CheckpointWriterThread(const HostGroup& group)
-    : group_(std::make_unique<HostGroup>(group.duplicate())) {}
+    : group_(std::make_unique<HostGroup>(group.for_thread("checkpoint writer"))) {}
 
 CheckpointWriterThread::~CheckpointWriterThread() {
   if (!thread_.joinable()) return;
@@ -57,7 +57,7 @@ void CheckpointWriterThread::start(const std::string& run_dir, int64_t step,
       result_.path = write_checkpoint(run_dir, step, *snapshot, *group_, retention);
       result_.write_s = write.seconds();
     } catch (const std::exception& e) {
-      // Raised on every rank alike (no space to reserve: all ranks learn it together), or with
+      // Raised on every rank alike (no space for it: all ranks learn it together), or with
       // one rank only: no peer can be left inside a collective, so wait() rethrows it on the
       // training thread, which reports it as any error.
       const auto* typed = dynamic_cast<const Error*>(&e);

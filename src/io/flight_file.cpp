@@ -14,7 +14,9 @@
 namespace ddpt {
 namespace {
 
-constexpr const char* kFormat = "ddptrain flight records 1";
+// Format 2 adds each record's stream and the file's job; format 1's records are one stream.
+constexpr const char* kFormat = "ddptrain flight records 2";
+constexpr const char* kFormat1 = "ddptrain flight records 1";
 const std::regex kFileName(R"(rank_(\d{5,})\.h5)");
 
 template <class T, class Field>
@@ -40,18 +42,22 @@ FlightState state_named(const std::string& name) {
   return FlightState::kQueued;
 }
 
-RankFlight read_flight_file(const std::filesystem::path& path, int& world_size) {
+RankFlight read_flight_file(const std::filesystem::path& path) {
   const H5File file = H5File::open_read(path.string());
-  if (!file.has_attribute("format") || file.read_string_attribute("format") != kFormat) {
+  const std::string format =
+      file.has_attribute("format") ? file.read_string_attribute("format") : "";
+  if (format != kFormat && format != kFormat1) {
     throw DataError(fmt::format("'{}' is not a ddptrain flight file", path.string()),
                     Raised::kThisRank);
   }
+  const bool streams = format == kFormat;
   RankFlight flight;
   flight.rank = static_cast<int>(file.read_int_attribute("rank"));
   flight.host = file.read_string_attribute("host");
+  flight.job = streams ? file.read_string_attribute("job") : "";
   flight.step = file.read_int_attribute("step");
   flight.written_s = file.read_double_attribute("written_s");
-  world_size = static_cast<int>(file.read_int_attribute("world_size"));
+  flight.world_size = static_cast<int>(file.read_int_attribute("world_size"));
   const torch::Tensor sequence = file.read_tensor("sequence").to(torch::kLong);
   const torch::Tensor bytes = file.read_tensor("bytes").to(torch::kLong);
   const torch::Tensor queued = file.read_tensor("queued_s").to(torch::kDouble);
@@ -62,10 +68,14 @@ RankFlight read_flight_file(const std::filesystem::path& path, int& world_size) 
   const auto backend = file.read_strings("backend");
   const auto state = file.read_strings("state");
   const int64_t n = sequence.numel();
+  const auto stream =
+      streams ? file.read_strings("stream")
+              : std::vector<std::string>(static_cast<size_t>(n), FlightRecorder::kTrainingStream);
   for (const int64_t size :
        {bytes.numel(), queued.numel(), started.numel(), ended.numel(),
         static_cast<int64_t>(operation.size()), static_cast<int64_t>(dtype.size()),
-        static_cast<int64_t>(backend.size()), static_cast<int64_t>(state.size())}) {
+        static_cast<int64_t>(backend.size()), static_cast<int64_t>(state.size()),
+        static_cast<int64_t>(stream.size())}) {
     if (size != n) {
       throw DataError(fmt::format("'{}': its columns differ in length", path.string()),
                       Raised::kThisRank);
@@ -73,8 +83,8 @@ RankFlight read_flight_file(const std::filesystem::path& path, int& world_size) 
   }
   for (int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<size_t>(i);
-    flight.records.push_back({static_cast<uint64_t>(sequence[i].item<int64_t>()), operation[k],
-                              bytes[i].item<int64_t>(), dtype[k], backend[k],
+    flight.records.push_back({stream[k], static_cast<uint64_t>(sequence[i].item<int64_t>()),
+                              operation[k], bytes[i].item<int64_t>(), dtype[k], backend[k],
                               queued[i].item<double>(), started[i].item<double>(),
                               ended[i].item<double>(), state_named(state[k])});
   }
@@ -87,16 +97,16 @@ std::filesystem::path flight_file_path(const std::filesystem::path& directory, i
   return directory / fmt::format("rank_{:05d}.h5", rank);
 }
 
-void write_flight_file(const std::filesystem::path& directory, const RankFlight& flight,
-                       int world_size) {
+void write_flight_file(const std::filesystem::path& directory, const RankFlight& flight) {
   std::filesystem::create_directories(directory);
   const std::filesystem::path path = flight_file_path(directory, flight.rank);
   const StagedOutput output{fmt::format("flight record '{}'", path.string())};
   write_staged_h5(path, MPI_COMM_NULL, output, [&](H5File& file) {
     file.write_attribute("format", std::string(kFormat));
     file.write_attribute("rank", static_cast<int64_t>(flight.rank));
-    file.write_attribute("world_size", static_cast<int64_t>(world_size));
+    file.write_attribute("world_size", static_cast<int64_t>(flight.world_size));
     file.write_attribute("host", flight.host);
+    file.write_attribute("job", flight.job);
     file.write_attribute("step", flight.step);
     file.write_attribute("written_s", flight.written_s);
     const auto& r = flight.records;
@@ -110,6 +120,7 @@ void write_flight_file(const std::filesystem::path& directory, const RankFlight&
                       column<double>(r, torch::kDouble, [](auto& x) { return x.started_s; }), true);
     file.write_tensor("ended_s",
                       column<double>(r, torch::kDouble, [](auto& x) { return x.ended_s; }), true);
+    file.write_strings("stream", text_column(r, [](auto& x) { return x.stream; }));
     file.write_strings("operation", text_column(r, [](auto& x) { return x.operation; }));
     file.write_strings("dtype", text_column(r, [](auto& x) { return x.dtype; }));
     file.write_strings("backend", text_column(r, [](auto& x) { return x.backend; }));
@@ -127,20 +138,11 @@ bool is_flight_directory(const std::filesystem::path& directory) {
   return false;
 }
 
-std::vector<RankFlight> read_flight_directory(const std::filesystem::path& directory,
-                                              int& world_size) {
+std::vector<RankFlight> read_flight_directory(const std::filesystem::path& directory) {
   std::vector<RankFlight> flights;
-  world_size = 0;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
     if (!std::regex_match(entry.path().filename().string(), kFileName)) continue;
-    int size = 0;
-    flights.push_back(read_flight_file(entry.path(), size));
-    if (world_size != 0 && size != world_size) {
-      throw DataError(fmt::format("'{}': flight files of jobs of {} and {} ranks",
-                                  directory.string(), world_size, size),
-                      Raised::kThisRank);
-    }
-    world_size = size;
+    flights.push_back(read_flight_file(entry.path()));
   }
   if (flights.empty()) {
     throw DataError(fmt::format("'{}' holds no flight file (rank_NNNNN.h5)", directory.string()),

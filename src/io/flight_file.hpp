@@ -13,13 +13,11 @@ namespace ddpt {
 
 std::filesystem::path flight_file_path(const std::filesystem::path& directory, int rank);
 // Written under a staging name and renamed into place (io/staged_file.hpp): a reader sees a whole
-// file or none. `world_size`: the job's ranks.
-void write_flight_file(const std::filesystem::path& directory, const RankFlight& flight,
-                       int world_size);
-// Every rank_*.h5 in `directory`, by rank; `world_size` from the files (DataError when they
-// disagree, or when there is none).
-std::vector<RankFlight> read_flight_directory(const std::filesystem::path& directory,
-                                              int& world_size);
+// file or none.
+void write_flight_file(const std::filesystem::path& directory, const RankFlight& flight);
+// Every rank_*.h5 in `directory`, of whichever job, by rank (DataError when there is none);
+// flights_of_job (comm/flight_analysis.hpp) picks one job's.
+std::vector<RankFlight> read_flight_directory(const std::filesystem::path& directory);
 // Whether `directory` holds flight files (what `inspect` asks of a directory).
 bool is_flight_directory(const std::filesystem::path& directory);
 

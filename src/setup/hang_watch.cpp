@@ -1,6 +1,7 @@
 #include "setup/hang_watch.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "h5/h5_lock.hpp"
 #include "io/flight_file.hpp"
+#include "util/process_identity.hpp"
 
 namespace ddpt {
 namespace {
@@ -18,30 +20,33 @@ constexpr double kHdf5WaitS = 1.0;
 
 }  // namespace
 
-void watch_for_hangs(Watchdog& watchdog, const Config& config, int world_size) {
+void watch_for_hangs(Watchdog& watchdog, HostGroup& group, const Config& config) {
   watchdog.set_hang_rule(config.dist.hang_factor, config.dist.hang_floor_s);
   watchdog.record_flights(config.dist.flight_records);
   if (config.dist.flight_records <= 0) return;
   const std::filesystem::path directory = std::filesystem::path(config.run.dir) / "flight";
-  // Files older than this job are an earlier attempt's (a restart in the same run.dir).
-  const double job_started_s = FlightRecorder::now_s();
-  auto write = [directory, world_size](const RankFlight& flight) {
+  // Rank 0's host, process and start: no other job has it, whatever the launcher.
+  const std::string job = group.broadcast(
+      "flight records' job",
+      fmt::format("{} {} {:.6f}", process_host(), ::getpid(), FlightRecorder::now_s()));
+  const int world_size = group.size();
+  auto write = [directory, job, world_size](const RankFlight& flight) {
     const Hdf5TryLock lock(kHdf5WaitS);
     if (!lock.owns()) throw std::runtime_error("HDF5 stayed busy in another thread");
-    write_flight_file(directory, flight, world_size);
+    RankFlight mine = flight;
+    mine.job = job;
+    mine.world_size = world_size;
+    write_flight_file(directory, mine);
   };
-  auto explain = [directory, job_started_s]() {
+  auto explain = [directory, job, world_size]() {
     const Hdf5TryLock lock(kHdf5WaitS);
     if (!lock.owns()) throw std::runtime_error("HDF5 stayed busy in another thread");
-    int files_world = 0;
-    std::vector<RankFlight> flights = read_flight_directory(directory, files_world);
-    flights.erase(std::remove_if(
-                      flights.begin(), flights.end(),
-                      [job_started_s](const RankFlight& f) { return f.written_s < job_started_s; }),
-                  flights.end());
-    return analyse_flights(std::move(flights), files_world).text +
-           fmt::format("\nflight records: {} (ddptrain inspect {})", directory.string(),
-                       directory.string());
+    // Only this job's files: an earlier attempt in the same run.dir left its own.
+    JobFlights flights = flights_of_job(read_flight_directory(directory), job);
+    std::string text = analyse_flights(std::move(flights.flights), world_size).text;
+    if (!flights.left_out.empty()) text += "\n" + flights.left_out;
+    return text + fmt::format("\nflight records: {} (ddptrain inspect {})", directory.string(),
+                              directory.string());
   };
   watchdog.set_flight_output(std::move(write), std::move(explain));
 }

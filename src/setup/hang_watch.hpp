@@ -3,12 +3,14 @@
 // reporting rank's analysis reads them back (comm/flight_analysis.hpp).
 #pragma once
 
+#include "comm/host_group.hpp"
 #include "comm/watchdog.hpp"
 #include "config/config.hpp"
 
 namespace ddpt {
 
-// Before the training communicator's first collective.
-void watch_for_hangs(Watchdog& watchdog, const Config& config, int world_size);
+// Collective over `group` (every rank of the job, watched by `watchdog`): the ranks agree on the
+// job's name that their flight files carry. Before the training communicator's first collective.
+void watch_for_hangs(Watchdog& watchdog, HostGroup& group, const Config& config);
 
 }  // namespace ddpt

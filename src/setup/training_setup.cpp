@@ -74,6 +74,7 @@ void make_run_and_files(TrainingSetup& setup) {
   const int rank = setup.comm->rank();
   if (launch.test_slow_rank == rank) parts.slow_step_s = launch.test_slow_ms / 1e3;
   if (launch.test_slow_phase_rank == rank) parts.slow_phase_s = launch.test_slow_phase_ms / 1e3;
+  if (launch.test_hold_phase_rank == rank) parts.hold_phase_s = launch.test_hold_phase_ms / 1e3;
   if (launch.test_skip_rank == rank) parts.skip_all_reduce_at_step = launch.test_skip_step;
   setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
   setup.run->register_state(setup.state);
@@ -100,7 +101,7 @@ std::unique_ptr<TrainingSetup> set_up_training(
   check_one_rank_per_gpu(setup->job);
   warn_of_cpu_convolution_problem(setup->job);
   setup->world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
-  watch_for_hangs(*setup->world.watchdog, config, setup->job.topology.world_size);
+  watch_for_hangs(*setup->world.watchdog, *setup->world.group, config);
   if (config.train.deterministic) make_deterministic();
   setup->comm = make_communicator(config.ddp.backend, setup->job.device.device, MPI_COMM_WORLD,
                                   setup->world.watchdog.get());

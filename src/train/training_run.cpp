@@ -12,6 +12,7 @@
 #include "util/host_read.hpp"
 #include "util/log.hpp"
 #include "util/process_identity.hpp"
+#include "util/stderr_line.hpp"
 #include "util/stop_signal.hpp"
 #include "util/stopwatch.hpp"
 
@@ -49,6 +50,7 @@ TrainingRun::TrainingRun(const Config& config, const RunParts& parts)
       watchdog_(parts.watchdog),
       forbid_host_sync_(parts.forbid_host_sync),
       slow_phase_s_(parts.slow_phase_s),
+      hold_phase_s_(parts.hold_phase_s),
       skip_all_reduce_at_step_(parts.skip_all_reduce_at_step),
       stop_vote_(parts.group.comm(), parts.watchdog),
       sampler_(sampler_spec(config, parts.comm, parts.train.size())),
@@ -165,8 +167,23 @@ void TrainingRun::apply_test_hooks_at(int64_t step) {
   if (auto* mpi = dynamic_cast<MpiComm*>(&comm_)) mpi->skip_next_all_reduce_for_test();
 }
 
-void TrainingRun::sleep_in_phase_for_test() const {
-  if (slow_phase_s_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(slow_phase_s_));
+namespace {
+
+void sleep_for_test(double seconds, const char* where, const std::string& phase) {
+  if (seconds <= 0) return;
+  write_stderr_line(fmt::format("{} ddptrain: test hook: sleeping {:.3f} s at the {} of '{}'",
+                                process_tag(), seconds, where, phase));
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
+void TrainingRun::hold_in_phase_for_test(const std::string& phase) const {
+  sleep_for_test(hold_phase_s_, "start", phase);
+}
+
+void TrainingRun::sleep_in_phase_for_test(const std::string& phase) const {
+  sleep_for_test(slow_phase_s_, "end", phase);
 }
 
 void TrainingRun::wait_for_background_write(RunOutput& output, RunResult& result) {
@@ -186,13 +203,14 @@ bool TrainingRun::checkpoint_due(int64_t done) const {
 EvalResult TrainingRun::run_evaluation(int64_t done, RunOutput& output, RunResult& result) {
   EvalResult evaluated;
   {
-    const Watchdog::Scope watched =
-        watch_phase(watchdog_, fmt::format("evaluation at step {}", done));
+    const std::string phase = fmt::format("evaluation at step {}", done);
+    const Watchdog::Scope watched = watch_phase(watchdog_, phase);
+    hold_in_phase_for_test(phase);
     {
       const EmaWeightsInUse averaged = trainer_.averaged_weights();
       evaluated = evaluate(trainer_.model(), *val_, comm_, eval_batch_);
     }
-    sleep_in_phase_for_test();
+    sleep_in_phase_for_test(phase);
   }
   output.record_eval(done, evaluated);
   if (!result.best_eval || evaluated.loss < result.best_eval->first.loss) {
@@ -246,10 +264,11 @@ void TrainingRun::write_checkpoint(int64_t done, std::optional<double> eval_loss
   const Stopwatch stalled;
   wait_for_background_write(output, result);  // one write at a time
   const double waited_s = stalled.seconds();
-  const Watchdog::Scope watched =
-      watch_phase(watchdog_, fmt::format("checkpoint write at step {}", done));
+  const std::string phase = fmt::format("checkpoint write at step {}", done);
+  const Watchdog::Scope watched = watch_phase(watchdog_, phase);
+  hold_in_phase_for_test(phase);
   const CheckpointWritten written = output.checkpoint(done, sampler_.epoch_of(done - 1), eval_loss);
-  sleep_in_phase_for_test();
+  sleep_in_phase_for_test(phase);
   const double stall_s = stalled.seconds();
   result.last_checkpoint = written.path;
   ++result.checkpoints.count;

@@ -72,6 +72,10 @@ struct RunParts {
   // evaluation and each checkpoint write, still inside it, while the other ranks go on to the next
   // step's collectives and wait there (no hang may be called meanwhile).
   double slow_phase_s = 0;
+  // Tests (DDPTRAIN_TEST_HOLD_PHASES=R:MS): this rank sleeps this long at the start of each
+  // evaluation and each checkpoint write, inside it and before its collectives, while the other
+  // ranks wait for it inside the same phase.
+  double hold_phase_s = 0;
   // Tests (DDPTRAIN_TEST_SKIP_ALL_REDUCE=R:STEP): this rank leaves out its first all-reduce of
   // step STEP (an MPI communicator's), so that the ranks hang in different collectives. 0: none.
   int64_t skip_all_reduce_at_step = 0;
@@ -123,7 +127,9 @@ class TrainingRun : public Checkpointed {
   void wait_for_background_write(RunOutput& output, RunResult& result);
   // Tests: the hooks of RunParts, at the start of step `step` (0-based) and inside a phase.
   void apply_test_hooks_at(int64_t step);
-  void sleep_in_phase_for_test() const;
+  // Each says on stderr that it sleeps, naming the phase, so a test knows where the rank is.
+  void hold_in_phase_for_test(const std::string& phase) const;
+  void sleep_in_phase_for_test(const std::string& phase) const;
 
   const Config& config_;
   Communicator& comm_;
@@ -133,6 +139,7 @@ class TrainingRun : public Checkpointed {
   Watchdog* watchdog_;
   bool forbid_host_sync_;
   double slow_phase_s_;              // tests: see RunParts
+  double hold_phase_s_;              // tests: see RunParts
   int64_t skip_all_reduce_at_step_;  // tests: see RunParts
   StopVote stop_vote_;
   DistributedSampler sampler_;

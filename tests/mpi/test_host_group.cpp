@@ -46,7 +46,7 @@ TEST(HostGroup, BroadcastAndGatherCarryEveryRanksText) {
 TEST(HostGroup, WatchedAndDuplicatedGroupsAgree) {
   Watchdog watchdog(MPI_COMM_WORLD, 60);
   HostGroup group(MPI_COMM_WORLD, &watchdog);
-  HostGroup other = group.duplicate();
+  HostGroup other = group.for_thread("other");
   EXPECT_EQ(other.size(), group.size());
   EXPECT_EQ(other.rank(), group.rank());
   for (int64_t i = 0; i < 50; ++i) {
