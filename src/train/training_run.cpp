@@ -206,6 +206,9 @@ EvalResult TrainingRun::run_evaluation(int64_t done, RunOutput& output, RunResul
     const std::string phase = fmt::format("evaluation at step {}", done);
     const Watchdog::Scope watched = watch_phase(watchdog_, phase);
     hold_in_phase_for_test(phase);
+    // Rank 0's batch-norm statistics, which the checkpoint of this step saves: this step changed
+    // each rank's on its own data, and the next one starts from rank 0's anyway.
+    trainer_.sync_buffers();
     {
       const EmaWeightsInUse averaged = trainer_.averaged_weights();
       evaluated = evaluate(trainer_.model(), *val_, comm_, eval_batch_);
