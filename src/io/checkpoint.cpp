@@ -164,11 +164,11 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
   group.barrier("checkpoints directory made");  // before anyone opens the file
 
   const fs::path path = dir / checkpoint_file_name(step);
-  // Its space is taken first: a full disk or an exceeded quota is then one clean error on every
+  // Its space is checked first: a full disk or an exceeded quota is then one clean error on every
   // rank (exit 3), not a failure inside the collective writes.
   const StagedOutput output = checkpoint_output(path);
   const int64_t data = snapshot.file_data_bytes(group.size());
-  reserve_staged_space(path, data + data / 32 + kCheckpointMetadataBytes, group, output);
+  check_staged_space(path, data + data / 32 + kCheckpointMetadataBytes, group, output);
   write_checkpoint_file(path, snapshot, group);
   // On the disk before it is published, so `latest` never names a file a crash could still take
   // away. Synchronous writes take this time in their stall (about what dd conv=fsync of the same

@@ -25,7 +25,7 @@ std::string free_space_text(const std::filesystem::path& path) {
   return free < 0 ? "free space unknown" : human_bytes(free) + " free on its file system";
 }
 
-int reserve_space(const std::filesystem::path& path, int64_t bytes) {
+int check_space(const std::filesystem::path& path, int64_t bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   int error = bytes > 0 ? posix_fallocate(fd, 0, bytes) : 0;

@@ -24,7 +24,7 @@ void write_predictions(const std::string& path, const PredictionsSource& source,
   const StagedOutput output{fmt::format("predictions '{}'", path)};
   const int64_t row_bytes = predictions.size(1) * int64_t{sizeof(float)} +
                             (source.task == Task::kClassification ? int64_t{sizeof(int64_t)} : 0);
-  reserve_staged_space(path, rows * row_bytes + rows * row_bytes / 32 + kMetadataBytes, group,
+  check_staged_space(path, rows * row_bytes + rows * row_bytes / 32 + kMetadataBytes, group,
                        output);
   {
     // A failed write can leave HDF5's ranks in different collectives of its close, where the

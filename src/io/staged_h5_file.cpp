@@ -72,13 +72,13 @@ void write_staged_h5(const fs::path& final_path, MPI_Comm comm, const StagedOutp
   }
 }
 
-void reserve_staged_space(const fs::path& final_path, int64_t bytes, HostGroup& group,
-                          const StagedOutput& output) {
+void check_staged_space(const fs::path& final_path, int64_t bytes, HostGroup& group,
+                        const StagedOutput& output) {
   const bool rank0 = group.rank() == 0;
   const fs::path staged = staging_path(final_path);
   const auto error =
-      static_cast<int>(group.max(fmt::format("space for {} reserved", output.description),
-                                 rank0 ? reserve_space(staged, bytes) : 0));
+      static_cast<int>(group.max(fmt::format("space for {} checked", output.description),
+                                 rank0 ? check_space(staged, bytes) : 0));
   if (error == 0) return;
   std::error_code ignored;
   if (rank0) fs::remove(staged, ignored);
