@@ -42,9 +42,10 @@ trap 'rm -f "$log"' EXIT
 # unit tests, most command-line checks) run two at a time (on 2 cores the unit tests then take
 # about two thirds of their time at -j1: testing.md). Not more on a larger machine: each rank
 # sizes its threads to the cores it sees, so more tests at once would oversubscribe them, and the
-# watchdog and SLURM tests mind that.
+# watchdog and SLURM tests mind that. --no-tests=error: a label or name that matches no test
+# (a typo, a renamed label) fails instead of passing with nothing run.
 rc=0
-ctest --test-dir "$build" --output-on-failure -j2 "$@" | tee "$log" || rc=$?
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 "$@" | tee "$log" || rc=$?
 
 # What ran, from ctest's result lines: "  3/124 Test  #3: name ......   Passed    0.01 sec".
 declare -A status_of=() name_of=()

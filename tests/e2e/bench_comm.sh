@@ -18,11 +18,17 @@ grep -Eq "^  op +size +elements +time \(us\) +algbw \(GB/s\) +busbw \(GB/s\)$" "
   fail "no column header with busbw"
 grep -q "all results checked on every rank" "$work/out" || fail "no line saying results were checked"
 # Rows: op, size (number and unit), elements, time, algbw, busbw. 2 ranks: all_reduce busbw =
-# algbw x 1, reduce_scatter and all_gather x 0.5 (to the printed 3 decimals).
+# algbw x 1, reduce_scatter and all_gather x 0.5 (to the printed 3 decimals). The size, elements,
+# time, algbw and busbw must be plain numbers first: awk reads "nan" and "inf" as numbers, which
+# every comparison below lets through.
 awk -v OFS=' ' '
   /through node-shared memory/ { table = "shm " }
   $1 ~ /^(all_reduce|reduce_scatter|all_gather)$/ {
     rows[table $1]++
+    for (f = 2; f <= 7; f++) {
+      if (f == 3 || $f ~ /^[0-9]+(\.[0-9]+)?$/) continue  # $3: the unit of the size
+      print "not a number in column " f ":", $0; bad = 1; next
+    }
     factor = $1 == "all_reduce" ? 1 : 0.5
     if ($6 + 0 <= 0 && $7 + 0 <= 0) next  # below 0.0005 GB/s: nothing to compare
     if (($7 - $6 * factor) > 0.0011 || ($6 * factor - $7) > 0.0011) { print "busbw", $0; bad = 1 }

@@ -67,11 +67,13 @@ wait_for_file() {
   done
 }
 
-# gone_within SECONDS PID...: true once none of the processes exists (zombies count as gone).
+# gone_within SECONDS PID...: true once none of the processes exists (zombies count as gone);
+# false for an empty PID (a lookup that found nothing), which ps would report as gone.
 gone_within() {
   local deadline=$((SECONDS + $1)) pid state
   shift
   for pid in "$@"; do
+    [[ -n $pid ]] || { echo "gone_within: an empty pid"; return 1; }
     while state=$(ps -o stat= -p "$pid" 2>/dev/null) && [[ $state != Z* ]]; do
       ((SECONDS < deadline)) || { echo "process $pid still there (state $state)"; return 1; }
       sleep 0.1

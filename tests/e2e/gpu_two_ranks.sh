@@ -104,6 +104,8 @@ bench_comm_two_ranks() {
     awk '/through node-shared memory/ { exit }  # the second table of the MPI backend
          $1 ~ /^(all_reduce|reduce_scatter|all_gather)$/ && $2 == 64 && $3 == "MiB" {
            factor = $1 == "all_reduce" ? 1 : 0.5; rows++
+           # awk reads "nan" and "inf" as numbers that the comparisons below let through.
+           for (f = 4; f <= 7; f++) if ($f !~ /^[0-9]+(\.[0-9]+)?$/) { bad = 1; next }
            if ($7 + 0 <= 0 || ($7 - $6 * factor) > 0.0011 || ($6 * factor - $7) > 0.0011) bad = 1
          }
          END { exit (rows == 3 && !bad) ? 0 : 1 }' "$work/bench_comm.log"

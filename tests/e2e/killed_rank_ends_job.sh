@@ -10,8 +10,11 @@ source "$(dirname "$0")/common.sh"
 launcher=$!
 trap 'kill -KILL $launcher 2>/dev/null; rm -rf "$work"' EXIT
 wait_for_file "$work/run/checkpoints/step_00000100.h5" 120 || fail "training did not start"
-survivors=("$(rank_pid "$launcher" 0)" "$(rank_pid "$launcher" 2)")
-kill -KILL "$(rank_pid "$launcher" 1)" || fail "no rank 1"
+# Each pid found, or the test fails here: an empty survivor would pass gone_within below.
+survivors=()
+for rank in 0 2; do survivors+=("$(rank_pid "$launcher" "$rank")") || fail "no rank $rank"; done
+killed=$(rank_pid "$launcher" 1) || fail "no rank 1"
+kill -KILL "$killed" || fail "rank 1 (pid $killed) could not be killed"
 start=$SECONDS
 wait_guarded "$launcher" 120 || fail "still running after 120 s: it hung"
 took=$((SECONDS - start))

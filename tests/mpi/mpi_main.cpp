@@ -1,7 +1,8 @@
 // main() for tests run under mpirun: owns MPI_Init/Finalize, lets rank 0 print the usual
-// GoogleTest output, makes other ranks print only their failures (prefixed [rank R]), and gives
-// every rank the same exit code (failed anywhere = failed everywhere). The process is tuned as
-// ddptrain tunes itself, so that tests take the same MPI-IO and malloc paths, and its CPU
+// GoogleTest output, makes other ranks print only their failures and skips (prefixed [rank R]),
+// and gives every rank the same exit code: 1 when a case failed anywhere or the filter matched no
+// case, else 77 (ctest's SKIP_RETURN_CODE) when a case skipped anywhere, else 0. The process is
+// tuned as ddptrain tunes itself, so that tests take the same MPI-IO and malloc paths, and its CPU
 // convolutions are checked as ddptrain checks them before a model runs: where LibTorch's oneDNN
 // computes them wrong (Debian 13's LibTorch 2.6), ddptrain trains on ATen's kernels, and so must
 // the tests (on oneDNN, the CNN's gradients came out NaN in about one run in three).
@@ -18,6 +19,8 @@
 
 namespace {
 
+constexpr int kSkipped = 77;  // ctest's SKIP_RETURN_CODE for the MPI tests
+
 class RankFailurePrinter : public testing::EmptyTestEventListener {
  public:
   explicit RankFailurePrinter(int rank) : rank_(rank) {}
@@ -27,10 +30,10 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
     test_ = std::string(info.test_suite_name()) + "." + info.name();
   }
   void OnTestPartResult(const testing::TestPartResult& result) override {
-    if (!result.failed()) return;
-    std::fprintf(stderr, "[rank %d] %s:%d: failure in %s\n%s\n", rank_,
-                 result.file_name() ? result.file_name() : "?", result.line_number(), test_.c_str(),
-                 result.summary());
+    if (!result.failed() && !result.skipped()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: %s in %s\n%s\n", rank_,
+                 result.file_name() ? result.file_name() : "?", result.line_number(),
+                 result.failed() ? "failure" : "skipped", test_.c_str(), result.summary());
   }
 
  private:
@@ -61,8 +64,11 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "no test matched the filter\n");
     failed = 1;
   }
-  int failed_anywhere = 0;
-  MPI_Allreduce(&failed, &failed_anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  // A skip (GTEST_SKIP) is reported as one, not as a pass: check.sh fails it under CI=true.
+  int outcome[2] = {failed, testing::UnitTest::GetInstance()->skipped_test_count() > 0 ? 1 : 0};
+  int anywhere[2] = {0, 0};
+  MPI_Allreduce(outcome, anywhere, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
-  return failed_anywhere;
+  if (anywhere[0] != 0) return 1;
+  return anywhere[1] != 0 ? kSkipped : 0;
 }

@@ -217,16 +217,6 @@ TEST(Guards, LossSpikeOnOneRankIsSkippedEverywhereAndLowersTheRate) {
 namespace ddpt::testing {
 namespace {
 
-// The relative difference ||b - a|| / ||a||, worst over the tensors.
-double worst_difference(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double scale = std::max(a[i].norm().item<double>(), 1e-30);
-    worst = std::max(worst, (b[i] - a[i]).norm().item<double>() / scale);
-  }
-  return worst;
-}
-
 // AdamW with clipping that bites (optim.clip well under the gradients' norm), a moving average,
 // and metrics rows every 4 steps.
 Config gated_config(StepChecks where) {
@@ -248,11 +238,11 @@ TEST(Guards, ChecksOnTheDeviceSkipAndClipAsOnTheHost) {
   for (int64_t step = 1; step <= 8; ++step) {
     EXPECT_EQ(all_equal(device.params[step], device.params[step - 1]), step == 4)
         << "after step " << step;
-    EXPECT_LT(worst_difference(host.params[step], device.params[step]), 1e-6)
+    EXPECT_LT(max_relative_difference(device.params[step], host.params[step]), 1e-6)
         << "after step " << step;
   }
   ASSERT_FALSE(host.ema.empty());
-  EXPECT_LT(worst_difference(host.ema, device.ema), 1e-6);
+  EXPECT_LT(max_relative_difference(device.ema, host.ema), 1e-6);
   ASSERT_EQ(device.summary.records.size(), 2u);
   for (size_t row = 0; row < 2; ++row) {
     const StepRecord& h = host.summary.records[row];
