@@ -242,7 +242,10 @@ OptionTable make_table(Config& c) {
            "0 = dist.timeout_s only",
            off_or_above(1))
       .add("dist.hang_floor_s", &c.dist.hang_floor_s,
-           "the shortest wait dist.hang_factor may call a hang, in seconds", positive())
+           "the shortest wait dist.hang_factor may call a hang, in seconds; past it, whatever "
+           "waits (an evaluation, a checkpoint write too), a rank that gives no answer is "
+           "stopped, dead or hung outside ddptrain: a hang (with dist.hang_factor > 0)",
+           positive())
       .add("dist.flight_records", &c.dist.flight_records,
            "collectives each rank remembers (sequence number, operation, bytes, times, state) "
            "for the analysis of a hang; 0 = none",
