@@ -99,7 +99,7 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
                                  const DataParallelOptions& options, ReducerOptions reducer) {
   // A parameter of at least the bucket cap is a bucket of its own, as under ZeRO-2.
   const int64_t large = reducer.bucket_bytes / static_cast<int64_t>(sizeof(float));
-  UnitPlan plan = plan_units(params, options.block_prefixes, large);
+  UnitPlan plan = plan_units(params, options.block_prefixes, large, options.used_on_some_ranks);
   reducer.plan = plan.buckets;
   reducer.reduction = GradientReduction::kReduceScatter;
   reducer.pooled_buckets = true;

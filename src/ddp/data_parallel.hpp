@@ -39,6 +39,9 @@ struct DataParallelOptions {
   // the current unit's compute.
   bool parameters_sharded = false;
   std::vector<std::string> block_prefixes;
+  // ZeRO-3: the parameters forward may use on some ranks only (ddp/unit_plan.hpp: their buckets
+  // come last).
+  std::vector<std::string> used_on_some_ranks;
   bool prefetch = true;
   // ZeRO-3, parameters built without values: gives a unit's parameters theirs as it is sharded.
   std::function<void(const std::vector<NamedTensor>&)> materialize;

@@ -76,6 +76,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   options.pooled_buckets = gradients_sharded(config.ddp, comm_.size());
   options.parameters_sharded = parameters_sharded(config.ddp, comm_.size());
   options.block_prefixes = model_.unit_prefixes();
+  options.used_on_some_ranks = model_.conditional_parameters();
   options.prefetch = prefetches(config.ddp, comm_.backend_name());
   options.shared_memory = config.ddp.shared_memory;
   options.materialize = [this](const std::vector<NamedTensor>& params) {

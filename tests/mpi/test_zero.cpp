@@ -201,6 +201,21 @@ TEST(Zero, TorchScriptUnitsAreTheSubmodulesForwardOnlyCalls) {
   TorchScriptModel model(path);
   EXPECT_EQ(model.unit_prefixes(),
             (std::vector<std::string>{"embed.", "blocks.0.", "blocks.1.", "head."}));
+  EXPECT_TRUE(model.conditional_parameters().empty()) << "no `if` or loop in its forward";
+}
+// A submodule called inside an `if` or a loop on the data is no unit: ranks with different batches
+// would call it differently, and gather different units (make_torchscript_branches.py).
+TEST(Zero, TorchScriptCallsUnderBranchesOrLoopsAreNoUnits) {
+  const std::string path = torchscript_branches_test_model();
+  ASSERT_FALSE(path.empty()) << "DDPTRAIN_TEST_TORCHSCRIPT_BRANCHES is not set (ctest sets it)";
+  TorchScriptModel model(path);
+  EXPECT_EQ(model.unit_prefixes(),
+            (std::vector<std::string>{"embed.", "first.", "last.", "head."}));
+  // Theirs may get no gradient on a rank: ZeRO-3 reduces them last (ddp/unit_plan.hpp).
+  EXPECT_EQ(model.conditional_parameters(),
+            (std::vector<std::string>{"branch.norm.weight", "branch.norm.bias", "branch.fc.weight",
+                                      "branch.fc.bias", "looped.norm.weight", "looped.norm.bias",
+                                      "looped.fc.weight", "looped.fc.bias"}));
 }
 // Trained through its units, each gathered while its call runs (again for each micro-step's
 // backward): as plain data parallel. SGD: AdamW's first steps would magnify ZeRO-2's own rounding
