@@ -193,6 +193,31 @@ TEST(Zero, MovingAverageWithGradAccum) {
   expect_zero_matches_plain({OptimizerType::kAdamW, 2, 0.05, "", 0.8});
 }
 
+// ddp.prefetch = auto (the default) resolves by backend, as README's ddp.prefetch says: on with
+// NCCL, whose own stream gathers beside the compute, off with MPI. ctest's ranks use MPI: the
+// trainer built with the default does not prefetch, with ddp.prefetch = on it does.
+TEST(Zero, PrefetchAutoIsOnWithNcclOffWithMpi) {
+  DdpConfig ddp;
+  ASSERT_EQ(ddp.prefetch, Prefetch::kAuto) << "auto is no longer the default";
+  EXPECT_TRUE(prefetches(ddp, "nccl"));
+  EXPECT_FALSE(prefetches(ddp, "mpi"));
+  ddp.prefetch = Prefetch::kOn;
+  EXPECT_TRUE(prefetches(ddp, "nccl"));
+  EXPECT_TRUE(prefetches(ddp, "mpi"));
+  ddp.prefetch = Prefetch::kOff;
+  EXPECT_FALSE(prefetches(ddp, "nccl"));
+  EXPECT_FALSE(prefetches(ddp, "mpi"));
+
+  Config config = zero_config({OptimizerType::kSgd});
+  config.ddp.zero = 3;
+  config.train.steps = 2;
+  const TrainedRun by_default = train(config, MPI_COMM_WORLD);
+  EXPECT_EQ(by_default.facts.parameters_sharded, world_size() > 1);
+  EXPECT_FALSE(by_default.facts.prefetches) << "ddp.prefetch = auto prefetched with MPI";
+  config.ddp.prefetch = Prefetch::kOn;
+  EXPECT_EQ(train(config, MPI_COMM_WORLD).facts.prefetches, world_size() > 1);
+}
+
 // A TorchScript model's units are the submodules its forward only calls (the generator's
 // docstring says which); the rest stays whole in the root unit.
 TEST(Zero, TorchScriptUnitsAreTheSubmodulesForwardOnlyCalls) {
