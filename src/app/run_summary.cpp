@@ -26,18 +26,16 @@ std::string stopped_by(const Config& config, const RunResult& result) {
 // (label, text) lines of the summary, in order.
 using SummaryLines = std::vector<std::pair<const char*, std::string>>;
 
-// Where rank 0's steady steps went, and on a CPU how the ranks' steps compare: none, one or two
-// lines.
+// Where rank 0's steady steps went, and how the ranks' steps compare: none, one or two lines.
 SummaryLines step_split_lines(const RunResult& result) {
   const StepSplit& split = result.split;
   const std::string text = split.describe();
   if (!result.split_is_work || text.empty()) return {};
-  if (split.on_gpu) {
-    // Every rank's comm wait would read 0 here (a stream's wait inside backward): no ranks' line.
-    return {{"step time (GPU)", text + " (rank 0, steps after the warm-up; CUDA events: each "
-                                       "phase's work and the GPU's idle time in it)"}};
-  }
-  SummaryLines lines{{"step time", text + " (rank 0, steps after the warm-up)"}};
+  const std::string how =
+      split.on_gpu ? " (rank 0, steps after the warm-up; CUDA events: each phase's work and the "
+                     "GPU's idle time in it)"
+                   : " (rank 0, steps after the warm-up)";
+  SummaryLines lines{{split.on_gpu ? "step time (GPU)" : "step time", text + how}};
   if (std::string ranks = describe_rank_steps(result.ranks); !ranks.empty()) {
     lines.emplace_back("ranks' steps", std::move(ranks));
   }

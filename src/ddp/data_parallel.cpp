@@ -87,6 +87,7 @@ DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTen
   reducer.backend_buffers = options.shared_memory;
   reducer.parameters_shared = shared;
   reducer.pooled_buckets = options.pooled_buckets;
+  reducer.waits = &waits_;
   if (options.parameters_sharded) {
     shard_by_unit(std::move(params), options, reducer);
     return;
@@ -98,7 +99,7 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
                                  const DataParallelOptions& options, ReducerOptions reducer) {
   // A parameter of at least the bucket cap is a bucket of its own, as under ZeRO-2.
   const int64_t large = reducer.bucket_bytes / static_cast<int64_t>(sizeof(float));
-  UnitPlan plan = plan_units(params, options.block_prefixes, large);
+  UnitPlan plan = plan_units(params, options.block_prefixes, large, options.used_on_some_ranks);
   reducer.plan = plan.buckets;
   reducer.reduction = GradientReduction::kReduceScatter;
   reducer.pooled_buckets = true;
@@ -109,6 +110,7 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
   sharding.prefetch = options.prefetch;
   sharding.shared_memory = options.shared_memory;
   sharding.materialize = options.materialize;
+  sharding.waits = &waits_;
   units_ = std::make_unique<ShardedParameters>(params, std::move(plan), comm_, sharding);
   reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);
   reducer_->shard_parameters(units_->shards(),

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/ddp_defaults.hpp"
+#include "ddp/rank_waits.hpp"
 #include "ddp/reducer.hpp"
 #include "ddp/sharded_parameters.hpp"
 
@@ -38,6 +39,9 @@ struct DataParallelOptions {
   // the current unit's compute.
   bool parameters_sharded = false;
   std::vector<std::string> block_prefixes;
+  // ZeRO-3: the parameters forward may use on some ranks only (ddp/unit_plan.hpp: their buckets
+  // come last).
+  std::vector<std::string> used_on_some_ranks;
   bool prefetch = true;
   // ZeRO-3, parameters built without values: gives a unit's parameters theirs as it is sharded.
   std::function<void(const std::vector<NamedTensor>&)> materialize;
@@ -69,6 +73,9 @@ class DataParallel {
   bool parameters_shared() const { return reducer_->parameters_shared(); }
   const Reducer& reducer() const { return *reducer_; }
   Reducer& reducer() { return *reducer_; }
+  // Tells `observer` of every wait for the other ranks in forward and backward from now on
+  // (ddp/rank_waits.hpp); null: nobody. Not during a forward or backward.
+  void observe_waits(WaitObserver* observer) { waits_.observe(observer); }
   // ZeRO-3: the units the model runs its blocks through; null otherwise.
   ShardedParameters* sharded_parameters() { return units_.get(); }
   const ShardedParameters* sharded_parameters() const { return units_.get(); }
@@ -80,6 +87,7 @@ class DataParallel {
 
   Communicator& comm_;
   std::vector<NamedTensor> buffers_;
+  RankWaits waits_;                           // before the reducer and units, which tell it
   std::unique_ptr<ShardedParameters> units_;  // before reducer_, whose hooks call it
   std::unique_ptr<Reducer> reducer_;
 };

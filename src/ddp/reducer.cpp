@@ -82,7 +82,8 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
       parameters_shared_(options.parameters_shared &&
                          options.reduction == GradientReduction::kReduceScatter),
       pooled_(options.pooled_buckets && options.reduction == GradientReduction::kReduceScatter),
-      alone_(comm.size() == 1 && options.reduction == GradientReduction::kAllReduce) {
+      alone_(comm.size() == 1 && options.reduction == GradientReduction::kAllReduce),
+      waits_(options.waits) {
   for (const auto& p : params_) {
     if (!p.tensor.requires_grad() || !p.tensor.is_leaf()) {
       throw Error("Reducer: parameter '" + p.name + "' is not a trainable leaf tensor",
@@ -307,7 +308,7 @@ void Reducer::launch_ready_buckets() {
     // parameter borrows no pooled buffer, and would otherwise hold backward's gradient of it until
     // the backward ends, every such bucket at once.
     while (pooled_ && next_bucket_ - next_completed_ > BucketPool::kEntriesBeforeWaiting) {
-      complete_reduction(next_completed_++, /*inside_backward=*/true);
+      complete_reduction(next_completed_++);
     }
   }
 }
@@ -328,16 +329,16 @@ void Reducer::finalize_backward() {
     }
     launch_ready_buckets();
   }
-  const Clock::time_point wait_start = Clock::now();
-  while (next_completed_ < buckets_.size()) complete_reduction(next_completed_++, false);
-  if (sharded() && squares_in_reduction_) {
-    gradient_squares_ = 0;
-    for (const Bucket& bucket : buckets_) gradient_squares_ += bucket.squares;
-  } else if (sharded() && step_ends_) {
-    reduce_gradient_squares();
+  {
+    const RankWaits::Scope waiting(waits_);
+    while (next_completed_ < buckets_.size()) complete_reduction(next_completed_++);
+    if (sharded() && squares_in_reduction_) {
+      gradient_squares_ = 0;
+      for (const Bucket& bucket : buckets_) gradient_squares_ += bucket.squares;
+    } else if (sharded() && step_ends_) {
+      reduce_gradient_squares();
+    }
   }
-  // Summed over the step's reduced backwards (ZeRO-2 reduces every micro-step): zero_grad() resets.
-  trace_.wait_seconds += std::chrono::duration<double>(Clock::now() - wait_start).count();
   if (!pooled_) {
     for (size_t i = 0; i < params_.size(); ++i) {
       torch::Tensor& param = params_[i].tensor;
@@ -347,18 +348,16 @@ void Reducer::finalize_backward() {
   reducing_ = false;
 }
 
-void Reducer::complete_reduction(size_t b, bool inside_backward) {
+void Reducer::complete_reduction(size_t b) {
   Bucket& bucket = buckets_[b];
   if (!bucket.work) {  // alone: nothing was launched
     trace_.bucket_started[b] = trace_.bucket_launched[b];
     return;
   }
-  const Clock::time_point wait_start = Clock::now();
-  bucket.work->wait();
-  // A wait inside backward (ZeRO-2: a bucket waiting for a pool entry) is time spent waiting for
-  // the other ranks as well; finalize_backward() times its own waits.
-  if (inside_backward) {
-    trace_.wait_seconds += std::chrono::duration<double>(Clock::now() - wait_start).count();
+  {
+    // Inside backward too (ZeRO-2: a bucket waiting for a pool entry): a wait for the others.
+    const RankWaits::Scope waiting(waits_);
+    bucket.work->wait();
   }
   torch::NoGradGuard no_grad;
   if (pooled_) {
@@ -449,7 +448,6 @@ void Reducer::scale_gradients(double factor) {
 
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
-  trace_.wait_seconds = 0;
   if (pooled_) {
     for (Bucket& bucket : buckets_) bucket.shard_written = false;
     // A trial backward (BackwardKind::kLocal) left whole gradients in .grad.

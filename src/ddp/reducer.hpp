@@ -45,6 +45,7 @@
 #include "comm/communicator.hpp"
 #include "ddp/bucket_plan.hpp"
 #include "ddp/bucket_pool.hpp"
+#include "ddp/rank_waits.hpp"
 #include "ddp/shard_plan.hpp"
 #include "util/gradients_in_place.hpp"
 #include "util/named_tensor.hpp"
@@ -60,9 +61,6 @@ struct ReducerTrace {
   Clock::time_point backward_end;                  // finalize_backward() was entered
   std::vector<Clock::time_point> bucket_launched;  // handed to the communicator, by bucket
   std::vector<Clock::time_point> bucket_started;   // the backend began the all-reduce, by bucket
-  // Spent waiting for reductions since zero_grad(): after each reduced backward, and inside
-  // backward where a ZeRO-2 bucket waited for buffers.
-  double wait_seconds = 0;
 };
 
 enum class GradientReduction {
@@ -92,6 +90,8 @@ struct ReducerOptions {
   bool pooled_buckets = false;
   // ZeRO-3: the buckets, one per unit (ddp/unit_plan.hpp); empty: planned by size.
   std::vector<BucketSpec> plan;
+  // Told of each wait for the reductions (ddp/rank_waits.hpp); null: nobody is told.
+  RankWaits* waits = nullptr;
 };
 
 // Zeroing is lazy: zero_grad() marks every slot as holding nothing yet, and a slot's first
@@ -220,7 +220,7 @@ class Reducer final : public GradientSlots {
   void launch_ready_buckets();
   // Waits for bucket `b`'s reduction and puts its result where it belongs (ZeRO-2: added into
   // the shard, the pooled buffers given back).
-  void complete_reduction(size_t b, bool inside_backward);
+  void complete_reduction(size_t b);
   // ZeRO-2: the parameter's slot in its bucket's borrowed buffer, borrowing one if the bucket
   // has none yet; the first gradient of a reduced backward is written there by the pre hook.
   torch::Tensor pooled_slot(size_t param);
@@ -265,6 +265,7 @@ class Reducer final : public GradientSlots {
   bool reducing_ = false;                                  // inside a reduced backward
   bool step_ends_ = false;                                 // ... the step's last
   ReducerTrace trace_;
+  RankWaits* waits_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, const void*>> pre_hooks_;
 };

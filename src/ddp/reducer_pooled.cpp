@@ -28,7 +28,7 @@ torch::Tensor Reducer::pooled_slot(size_t param) {
     // buffer still filling) it grows instead.
     borrow_buffers(b, [this] {
       if (next_completed_ == next_bucket_) return false;
-      complete_reduction(next_completed_++, true);
+      complete_reduction(next_completed_++);
       return true;
     });
   }

@@ -25,6 +25,7 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
       shards_(plan_shards(plan_.buckets, numels_of(params_), comm.size(), comm.rank())),
       comm_(comm),
       prefetch_(options.prefetch),
+      waits_(options.waits),
       units_(plan_.buckets.size()) {
   torch::NoGradGuard no_grad;
   for (size_t b = 0; b < plan_.buckets.size(); ++b) {
@@ -169,6 +170,8 @@ void ShardedParameters::gather(size_t bucket) {
   if (unit.state != State::kReleased) return;
   unit.slot = shared_ ? take_slot(bucket) : kNoUnit;
   if (unit.slot != kNoUnit) {
+    // Waits until every rank is done reading the slot's last unit (comm/node_all_gather.hpp).
+    const RankWaits::Scope waiting(waits_);
     unit.work = comm_.node_shared_memory()->all_gather_into_shared_async(unit.shard, unit.gathered);
   } else {
     torch::NoGradGuard no_grad;
@@ -184,7 +187,10 @@ void ShardedParameters::wait(size_t bucket) {
   Unit& unit = units_[bucket];
   if (unit.state == State::kReleased) gather(bucket);
   if (unit.state == State::kGathering) {
-    unit.work->wait();
+    {
+      const RankWaits::Scope waiting(waits_);
+      unit.work->wait();
+    }
     unit.work.reset();
     unit.state = State::kGathered;
   }
@@ -194,7 +200,10 @@ void ShardedParameters::release(size_t bucket) {
   Unit& unit = units_[bucket];
   if (unit.state == State::kReleased) return;
   // A collective may still be writing into the memory.
-  if (unit.state == State::kGathering) unit.work->wait();
+  if (unit.state == State::kGathering) {
+    const RankWaits::Scope waiting(waits_);
+    unit.work->wait();
+  }
   unit.work.reset();
   if (unit.slot != kNoUnit) {
     comm_.node_shared_memory()->done_reading(unit.gathered);

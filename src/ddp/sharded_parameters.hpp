@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "ddp/rank_waits.hpp"
 #include "ddp/releasable_storage.hpp"
 #include "ddp/shard_plan.hpp"
 #include "ddp/unit_plan.hpp"
@@ -50,6 +51,8 @@ class ShardedParameters final : public UnitRunner {
     // model built with its values deferred, models/deferred_values.hpp), so that no rank holds
     // more than one unit's values at a time.
     std::function<void(const std::vector<NamedTensor>&)> materialize;
+    // Told of each wait for the other ranks' blocks (ddp/rank_waits.hpp); null: nobody is told.
+    RankWaits* waits = nullptr;
   };
   // Collective. Cuts `params` (on the host or the communicator's device) into units, a unit at a
   // time: its buffer on the communicator's device takes rank 0's values (broadcast), each rank
@@ -139,6 +142,7 @@ class ShardedParameters final : public UnitRunner {
   std::vector<BucketShard> shards_;
   Communicator& comm_;
   bool prefetch_;
+  RankWaits* waits_;
   std::vector<Unit> units_;  // by bucket
   StoragePool memory_;       // the gathered units' host memory, used again (releasable_storage)
   bool shared_ = false;      // units gathered into node-shared slots

@@ -1,11 +1,13 @@
 #include "ddp/unit_plan.hpp"
 
+#include <algorithm>
 #include <functional>
 
 namespace ddpt {
 
 UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int64_t>& numels,
-                    const std::vector<std::string>& block_prefixes, int64_t large) {
+                    const std::vector<std::string>& block_prefixes, int64_t large,
+                    const std::vector<std::string>& last) {
   UnitPlan plan;
   plan.units = block_prefixes.size() + 1;
   for (const std::string& name : names) {
@@ -41,10 +43,18 @@ UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int
     plan.unit_of_bucket.push_back(unit);
     plan.buckets.push_back(std::move(spec));
   };
-  auto add_root_buckets = [&](size_t from, size_t to) {
-    for (size_t i = to; i-- > from;) add_bucket(plan.root(), [i](size_t j) { return j == i; });
+  std::vector<char> late(names.size(), 0);
+  for (size_t i = 0; i < names.size(); ++i) {
+    late[i] = std::find(last.begin(), last.end(), names[i]) != last.end();
+  }
+  // A bucket per root parameter from `to` down to `from`, those in `last` only where `late`.
+  auto add_root_buckets = [&](size_t from, size_t to, bool lasts) {
+    for (size_t i = to; i-- > from;) {
+      if (static_cast<bool>(late[i]) != lasts) continue;
+      add_bucket(plan.root(), [i](size_t j) { return j == i; });
+    }
   };
-  add_root_buckets(first_block_param, names.size());
+  add_root_buckets(first_block_param, names.size(), false);
   // A block's large parameters, then the rest of it: backward makes its gradients in about that
   // order (the block's last layer first).
   for (size_t u = block_prefixes.size(); u-- > 0;) {
@@ -53,19 +63,21 @@ UnitPlan plan_units(const std::vector<std::string>& names, const std::vector<int
     }
     add_bucket(u, [&](size_t j) { return numels[j] < large; });
   }
-  add_root_buckets(0, first_block_param);
+  add_root_buckets(0, first_block_param, false);
+  add_root_buckets(0, names.size(), true);
   return plan;
 }
 
 UnitPlan plan_units(const std::vector<NamedTensor>& params,
-                    const std::vector<std::string>& block_prefixes, int64_t large) {
+                    const std::vector<std::string>& block_prefixes, int64_t large,
+                    const std::vector<std::string>& last) {
   std::vector<std::string> names;
   std::vector<int64_t> numels;
   for (const auto& p : params) {
     names.push_back(p.name);
     numels.push_back(p.tensor.numel());
   }
-  return plan_units(names, numels, block_prefixes, large);
+  return plan_units(names, numels, block_prefixes, large, last);
 }
 
 }  // namespace ddpt

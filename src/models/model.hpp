@@ -39,6 +39,10 @@ class Model {
   // ZeRO-3's units (ddp/unit_plan.hpp): the name prefix of each block's parameters, in the order
   // forward runs the blocks ("h.0.", "h.1.", ...); empty where the model names no blocks.
   virtual std::vector<std::string> unit_prefixes() const { return {}; }
+  // The parameters (names) that forward may use on some ranks and not on others in one step
+  // (inside an `if` or a loop on the data): a rank may get no gradient for them. None in the
+  // built-in models.
+  virtual std::vector<std::string> conditional_parameters() const { return {}; }
   // From now on each block runs through `runner` (null: plainly).
   virtual void run_blocks_through(UnitRunner* /*runner*/) {}
   // ParameterValues::kDeferred: gives those of `params` (this model's) that have no memory their

@@ -66,6 +66,23 @@ std::vector<std::string> TorchScriptModel::unit_prefixes() const {
   return prefixes;
 }
 
+std::vector<std::string> TorchScriptModel::conditional_parameters() const {
+  // By tensor: a weight tied across modules is one parameter, under its first name.
+  std::unordered_set<const c10::TensorImpl*> used;
+  for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+    for (const std::string& path : units_.conditional) {
+      if (p.name == path || p.name.rfind(path + ".", 0) == 0) {
+        used.insert(p.value.unsafeGetTensorImpl());
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (const NamedTensor& p : each_tensor_once(module_.named_parameters(/*recurse=*/true))) {
+    if (used.count(p.tensor.unsafeGetTensorImpl()) > 0) names.push_back(p.name);
+  }
+  return names;
+}
+
 std::vector<NamedTensor> TorchScriptModel::named_parameters() {
   return each_tensor_once(module_.named_parameters(/*recurse=*/true));
 }

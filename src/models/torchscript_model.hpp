@@ -25,6 +25,8 @@ class TorchScriptModel final : public Model {
   std::string describe() const override { return "TorchScript " + path_; }
   // ZeRO-3's units: the submodules models/torchscript_units.hpp finds.
   std::vector<std::string> unit_prefixes() const override;
+  // Those of the submodules and attributes forward uses inside an `if` or a loop.
+  std::vector<std::string> conditional_parameters() const override;
   void run_blocks_through(UnitRunner* runner) override { *runner_ = runner; }
 
  private:

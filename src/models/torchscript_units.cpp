@@ -76,6 +76,7 @@ struct ModuleUses {
   std::set<std::string> touched;  // used other than to reach a submodule or call forward
   std::map<std::string, std::vector<jit::Node*>> calls;  // forward called, in forward's graph
   std::vector<std::string> call_order;                   // first call of each, in graph order
+  std::set<std::string> conditional;                     // used inside an `if` or a loop of forward
 };
 
 // The tensor argument a unit's call passes through unit_enter: the first tensor after self.
@@ -86,19 +87,30 @@ int64_t first_tensor_input(const jit::Node* call) {
   return -1;
 }
 
-// A use of submodule value `value` (path `path`) in a graph; `in_forward`: the model's forward.
-void record_use(const jit::Use& use, const std::string& path, bool in_forward, ModuleUses& uses) {
+// A use of submodule value `value` (path `path`) in a graph; `in_forward`: the model's forward,
+// `nested`: inside an `if` or a loop of it.
+void record_use(const jit::Use& use, const std::string& path, bool in_forward, bool nested,
+                ModuleUses& uses) {
   const jit::Node* user = use.user;
   if (user->kind() == c10::prim::GetAttr && is_module(user->output()->type())) return;
   const bool forward_call = user->kind() == c10::prim::CallMethod && use.offset == 0 &&
                             user->s(c10::attr::name) == "forward";
+  if (in_forward && nested) {
+    // The module's own parameters read there; anything a submodule holds.
+    const bool read = user->kind() == c10::prim::GetAttr && is_tensor(user->output()->type());
+    if (read) uses.conditional.insert(child_path(path, user->s(c10::attr::name)));
+    if (!path.empty()) uses.conditional.insert(path);
+  }
   if (path.empty()) {
     // The model itself: its attributes read, its methods called (their graphs are read too).
     if (user->kind() == c10::prim::GetAttr || user->kind() == c10::prim::CallMethod) return;
     uses.touched.insert(path);
     return;
   }
-  if (forward_call && in_forward && user->outputs().size() == 1 &&
+  // A call inside an `if` or a loop may run on some ranks and not on others, or more often on
+  // some (a branch or a count taken from each rank's batch): as a unit, the ranks would gather
+  // different units. Such a call is a use like any other; its module stays in the root unit.
+  if (forward_call && in_forward && !nested && user->outputs().size() == 1 &&
       is_tensor(user->output()->type()) && first_tensor_input(user) > 0) {
     auto& calls = uses.calls[path];
     if (calls.empty()) uses.call_order.push_back(path);
@@ -109,13 +121,15 @@ void record_use(const jit::Use& use, const std::string& path, bool in_forward, M
 }
 
 // Reads `block`'s nodes in order (so that calls are found in the order they run), each use of
-// a submodule as it comes.
+// a submodule as it comes; `nested`: the block is inside an `if` or a loop.
 void read_block(jit::Block* block, std::unordered_map<const jit::Value*, std::string>& path_of,
-                bool in_forward, ModuleUses& uses) {
+                bool in_forward, bool nested, ModuleUses& uses) {
   auto read_inputs = [&](jit::Node* node) {
     for (size_t i = 0; i < node->inputs().size(); ++i) {
       const auto found = path_of.find(node->inputs()[i]);
-      if (found != path_of.end()) record_use(jit::Use(node, i), found->second, in_forward, uses);
+      if (found != path_of.end()) {
+        record_use(jit::Use(node, i), found->second, in_forward, nested, uses);
+      }
     }
   };
   for (jit::Node* node : block->nodes()) {
@@ -130,14 +144,14 @@ void read_block(jit::Block* block, std::unordered_map<const jit::Value*, std::st
         uses.named.insert(path);
       }
     }
-    for (jit::Block* inner : node->blocks()) read_block(inner, path_of, in_forward, uses);
+    for (jit::Block* inner : node->blocks()) read_block(inner, path_of, in_forward, true, uses);
   }
   read_inputs(block->return_node());  // a submodule returned: anything may be done with it
 }
 
 void read_graph(jit::Graph& graph, bool in_forward, ModuleUses& uses) {
   std::unordered_map<const jit::Value*, std::string> path_of{{graph.inputs()[0], ""}};
-  read_block(graph.block(), path_of, in_forward, uses);
+  read_block(graph.block(), path_of, in_forward, /*nested=*/false, uses);
 }
 
 // Whether `path` holds no parameters, or one that is also held outside it (weights tied across
@@ -200,6 +214,7 @@ TorchScriptUnits find_units(const torch::jit::Module& module, UnitRunner* const*
   for (const jit::Method& method : module.get_methods()) {
     if (method.name() != "forward") read_graph(*method.graph(), /*in_forward=*/false, uses);
   }
+  units.conditional.assign(uses.conditional.begin(), uses.conditional.end());
   const auto slot = static_cast<int64_t>(reinterpret_cast<intptr_t>(runner));
   for (const std::string& path : uses.call_order) {
     if (!is_unit(module, path, uses)) continue;

@@ -50,22 +50,20 @@ void RunMeter::begin_step(int64_t step) {
   gpu_laps_.discard();
   gpu_split_ = StepSplit();
   gpu_compute_before_ = 0;
+  gpu_wait_before_ = 0;
 }
 
 void RunMeter::end_step(int64_t done, const std::optional<torch::Tensor>& loss,
-                        const PhaseLaps& laps, double comm_wait_s) {
-  // The wait for the last all-reduces happens inside the last backward call.
-  split_.comm_wait += comm_wait_s;
-  split_.backward -= comm_wait_s;
+                        const PhaseLaps& laps) {
   if (loss) {
     window_.add_loss(*loss);
   } else {
     ++window_.skipped;
   }
   ++window_.steps;
-  row_.comm_wait += comm_wait_s;
+  row_.comm_wait += laps.waited_seconds();
   row_.data_wait += laps.data_seconds();
-  row_.compute += laps.compute_seconds() - comm_wait_s;
+  row_.compute += laps.compute_seconds();
   ++row_.steps;
   display_->step_done(done);
 }
@@ -82,17 +80,20 @@ void RunMeter::end_row(StepRecord& record) {
   const auto steps = static_cast<double>(row_.steps);
   record.step_time_s = seconds / steps;
   record.samples_per_s = global_batch_ * steps / seconds;
-  record.comm_wait_s = row_.comm_wait / steps;
   record.data_wait_s = row_.data_wait / steps;
-  // As the summary's split: timed on the GPU where the GPU's laps are (there backward holds the
-  // waits for the collectives), else the host's.
+  // As the summary's split: timed on the GPU where the GPU's laps are (there the waits for the
+  // other ranks are the compute stream's), else the host's.
   double compute = row_.compute;
+  double comm_wait = row_.comm_wait;
   if (gpu_laps_.enabled() && gpu_split_.on_gpu) {
     const double so_far = gpu_split_.forward + gpu_split_.backward;
     compute = so_far - gpu_compute_before_;
     gpu_compute_before_ = so_far;
+    comm_wait = gpu_split_.comm_wait - gpu_wait_before_;
+    gpu_wait_before_ = gpu_split_.comm_wait;
   }
   record.compute_s = compute / steps;
+  record.comm_wait_s = comm_wait / steps;
   records_.push_back(record);
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "ddp/rank_waits.hpp"
 #include "train/log_window.hpp"
 #include "train/progress_display.hpp"
 #include "train/run_result.hpp"
@@ -22,32 +23,52 @@ namespace ddpt {
 
 // The phases of one step on both clocks: end(phase) adds the host's time since the last lap to
 // the host's split and marks the phase's end on the GPU (GpuLapTimer; nothing on a CPU device).
-class PhaseLaps {
+// The engine tells it of each wait for the other ranks inside a phase (ddp/rank_waits.hpp): the
+// wait goes to comm wait on both clocks, not to the phase, so that forward and backward are this
+// rank's own work (what the straggler watch compares).
+class PhaseLaps final : public WaitObserver {
  public:
   // Marks the step's start on the GPU: its time since the last step's end is between steps.
   PhaseLaps(StepSplit& host, GpuLapTimer& gpu) : host_(host), gpu_(gpu) { gpu_.lap(nullptr); }
   PhaseLaps(const PhaseLaps&) = delete;
   PhaseLaps& operator=(const PhaseLaps&) = delete;
-  // Returns the host's seconds.
+  // Returns the host's seconds in the phase, its waits for the other ranks left out.
   double end(double StepSplit::*phase) noexcept {
-    const double seconds = timer_.lap();
+    const double seconds = before_wait_ + timer_.lap();
+    before_wait_ = 0;
     host_.*phase += seconds;
     if (phase == &StepSplit::data) data_seconds_ += seconds;
     if (phase == &StepSplit::forward || phase == &StepSplit::backward) compute_seconds_ += seconds;
     gpu_.lap(phase);
     return seconds;
   }
+  // WaitObserver: the phase's time so far is its own; the wait that follows is comm wait.
+  void wait_begins() noexcept override {
+    before_wait_ += timer_.lap();
+    gpu_.lap_before_wait();
+  }
+  void wait_ends() noexcept override {
+    const double seconds = timer_.lap();
+    host_.comm_wait += seconds;
+    waited_seconds_ += seconds;
+    gpu_.lap(&StepSplit::comm_wait);
+  }
   // The host's time in the data phase of this step (all micro-steps): the wait for batches.
   double data_seconds() const { return data_seconds_; }
-  // The host's time in forward and backward (the wait for the last all-reduces included).
+  // The host's time in forward and backward, its waits for the other ranks left out.
   double compute_seconds() const { return compute_seconds_; }
+  // The host's time waiting for the other ranks in this step (on a GPU the host hardly waits:
+  // the GPU does, in the GPU's comm wait).
+  double waited_seconds() const { return waited_seconds_; }
 
  private:
   LapTimer timer_;
   StepSplit& host_;
   GpuLapTimer& gpu_;
+  double before_wait_ = 0;  // the phase in progress, up to its waits
   double data_seconds_ = 0;
   double compute_seconds_ = 0;
+  double waited_seconds_ = 0;
 };
 
 class RunMeter {
@@ -68,10 +89,8 @@ class RunMeter {
   void begin_step(int64_t step);
   // The laps of the step about to run.
   PhaseLaps laps() { return {split_, gpu_laps_}; }
-  // After step `done` (1-based): its loss (nullopt: skipped on every rank), its laps, and how long
-  // it waited for the last all-reduces after backward (moved out of backward in the split).
-  void end_step(int64_t done, const std::optional<torch::Tensor>& loss, const PhaseLaps& laps,
-                double comm_wait_s);
+  // After step `done` (1-based): its loss (nullopt: skipped on every rank) and its laps.
+  void end_step(int64_t done, const std::optional<torch::Tensor>& loss, const PhaseLaps& laps);
   // Whether step `done` ends a metrics row: every log.every steps, and at the last step.
   bool row_due(int64_t done, bool last) const { return done % log_every_ == 0 || last; }
   // This rank's mean loss over the row's counted steps (NaN when every step of it was skipped).
@@ -90,7 +109,7 @@ class RunMeter {
     Stopwatch clock;
     double comm_wait = 0;
     double data_wait = 0;
-    double compute = 0;  // the host's forward + backward, the wait for the last all-reduces out
+    double compute = 0;  // the host's forward + backward, the waits for the other ranks out
     int64_t steps = 0;
   };
   void add_steady_figures(RunResult& result, double steady_s);
@@ -114,6 +133,7 @@ class RunMeter {
   GpuLapTimer gpu_laps_;
   StepSplit gpu_split_;
   double gpu_compute_before_ = 0;  // gpu_split_'s forward + backward at the last row
+  double gpu_wait_before_ = 0;     // and its comm wait
 };
 
 }  // namespace ddpt

@@ -20,8 +20,8 @@ std::string StepSplit::describe() const {
   if (steps <= 0 || total <= 0) return {};
   const double per_step_ms = 1e3 / static_cast<double>(steps);
   const double in_steps = zero_sync + data + forward + backward + comm_wait + update;
-  std::vector<std::pair<const char*, double>> parts{{"forward", forward}, {"backward", backward}};
-  if (!on_gpu) parts.emplace_back("comm wait", comm_wait);
+  std::vector<std::pair<const char*, double>> parts{
+      {"forward", forward}, {"backward", backward}, {"comm wait", comm_wait}};
   parts.insert(parts.end(), {{"optimizer", update},
                              {"data", data},
                              {"zero+sync", zero_sync},
@@ -41,11 +41,21 @@ struct GpuLapTimer::Events {
   struct Mark {
     at::cuda::CUDAEvent event;
     double StepSplit::*ends;  // the phase this mark ends (nullptr: none)
+    bool before_wait;         // ends part of a phase that a later mark names (lap_before_wait)
   };
   c10::DeviceIndex device;
   std::vector<Mark> marks;                 // recorded, in order
   std::vector<at::cuda::CUDAEvent> spare;  // passed and read: recorded again by later laps
 
+  // The marks before the waits of the phase that `phase` ends now: that phase's.
+  void name_parts_before_waits(double StepSplit::*phase) {
+    for (auto m = marks.rbegin();
+         m != marks.rend() && (m->before_wait || m->ends == &StepSplit::comm_wait); ++m) {
+      if (!m->before_wait) continue;
+      m->ends = phase;
+      m->before_wait = false;
+    }
+  }
   // Keeps the last `keep` marks, and takes the others' events back for reuse.
   void retire_all_but(size_t keep) {
     const auto retired = static_cast<std::ptrdiff_t>(marks.size() - std::min(keep, marks.size()));
@@ -61,6 +71,14 @@ GpuLapTimer::GpuLapTimer(const c10::Device& device) {
 }
 
 void GpuLapTimer::lap(double StepSplit::*phase) noexcept {
+  record(phase, /*before_wait=*/false);
+}
+
+void GpuLapTimer::lap_before_wait() noexcept {
+  record(nullptr, /*before_wait=*/true);
+}
+
+void GpuLapTimer::record(double StepSplit::*phase, bool before_wait) noexcept {
   if (!impl_) return;
   try {
     at::cuda::CUDAEvent event(cudaEventDefault);  // with timing, unlike the default flags
@@ -69,7 +87,8 @@ void GpuLapTimer::lap(double StepSplit::*phase) noexcept {
       impl_->spare.pop_back();
     }
     event.record(c10::cuda::getCurrentCUDAStream(impl_->device));
-    impl_->marks.push_back({std::move(event), phase});
+    if (!before_wait && phase != &StepSplit::comm_wait) impl_->name_parts_before_waits(phase);
+    impl_->marks.push_back({std::move(event), phase, before_wait});
   } catch (const std::exception& error) {
     switch_off("recording a CUDA event", error.what());
   }
@@ -99,6 +118,8 @@ void GpuLapTimer::discard() noexcept {
 struct GpuLapTimer::Events {};
 GpuLapTimer::GpuLapTimer(const c10::Device& /*device*/) {}
 void GpuLapTimer::lap(double StepSplit::* /*phase*/) noexcept {}
+void GpuLapTimer::lap_before_wait() noexcept {}
+void GpuLapTimer::record(double StepSplit::* /*phase*/, bool /*before_wait*/) noexcept {}
 void GpuLapTimer::collect(StepSplit& /*split*/) noexcept {}
 void GpuLapTimer::discard() noexcept {}
 #endif

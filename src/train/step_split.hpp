@@ -20,14 +20,14 @@ struct StepSplit {
   double data = 0;       // waiting for batches (read in the step when data.prefetch = 0)
   double forward = 0;    // the copy to the device, forward and loss
   double backward = 0;   // backward with the gradient all-reduces it starts, comm wait excepted
-  double comm_wait = 0;  // waiting for the last all-reduces after backward
+  double comm_wait = 0;  // waiting for the other ranks in forward and backward (rank_waits.hpp)
   double update = 0;     // finite check, loss scaling, clipping, optimizer step, moving average
   double total = 0;      // the steady steps from the first one's start to the last one's end; the
                          // rest is between steps: stop vote, checkpoints, metrics rows, progress
   int64_t steps = 0;
   // Timed on the GPU (GpuLapTimer): each phase is the GPU's time from the end of the phase before,
-  // its queued work and its idle time alike. The wait for the last all-reduces is then a stream's
-  // wait inside backward, not a phase of its own, and comm_wait is not used.
+  // its queued work and its idle time alike; comm_wait is the compute stream's waits for the
+  // collectives, marked where the host ordered it after them.
   bool on_gpu = false;
 
   // "48.12 ms per step: forward 10.20 (21%), backward ..., between steps 0.10 (0%)"; empty
@@ -66,8 +66,12 @@ class GpuLapTimer {
 
   bool enabled() const { return impl_ != nullptr; }
   // Marks the end of `phase` (a StepSplit member) now; nullptr: the time since the last mark
-  // belongs to no phase (between steps).
+  // belongs to no phase (between steps). &StepSplit::comm_wait: the end of a wait inside a phase
+  // (after lap_before_wait()).
   void lap(double StepSplit::*phase) noexcept;
+  // Marks the start of a wait for the other ranks inside the phase in progress: the time since the
+  // last mark belongs to the phase that the next lap() of a phase other than comm_wait ends.
+  void lap_before_wait() noexcept;
   // Adds the time between the marks so far to `split`: to each phase and to total. Waits for the
   // GPU to reach the last mark, which stays: the next time runs from it.
   void collect(StepSplit& split) noexcept;
@@ -76,6 +80,7 @@ class GpuLapTimer {
 
  private:
   struct Events;
+  void record(double StepSplit::*phase, bool before_wait) noexcept;
   // Stops timing, with one warning: `what` failed, because of `why`.
   void switch_off(const char* what, const char* why) noexcept;
   std::unique_ptr<Events> impl_;

@@ -35,6 +35,20 @@ void place_model(Model& model, bool sharded, torch::Device device) {
   move_all_but_trainable(model, device);
 }
 
+// RAII: the engine tells `laps` of its waits for the other ranks while this lives.
+class WaitsObserved {
+ public:
+  WaitsObserved(DataParallel& engine, PhaseLaps& laps) : engine_(engine) {
+    engine_.observe_waits(&laps);
+  }
+  ~WaitsObserved() { engine_.observe_waits(nullptr); }
+  WaitsObserved(const WaitsObserved&) = delete;
+  WaitsObserved& operator=(const WaitsObserved&) = delete;
+
+ private:
+  DataParallel& engine_;
+};
+
 }  // namespace
 
 Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data)
@@ -62,6 +76,7 @@ Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const D
   options.pooled_buckets = gradients_sharded(config.ddp, comm_.size());
   options.parameters_sharded = parameters_sharded(config.ddp, comm_.size());
   options.block_prefixes = model_.unit_prefixes();
+  options.used_on_some_ranks = model_.conditional_parameters();
   options.prefetch = prefetches(config.ddp, comm_.backend_name());
   options.shared_memory = config.ddp.shared_memory;
   options.materialize = [this](const std::vector<NamedTensor>& params) {
@@ -107,6 +122,9 @@ void Trainer::check_output_fits() {
 std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& batches,
                                                  PhaseLaps& laps, int64_t& skipped_total) {
   const int64_t accum = config_.train.grad_accum;
+  // A wait for the other ranks in forward or backward (ZeRO-3's gathers, the reductions) is comm
+  // wait: the phases keep this rank's own work.
+  const WaitsObserved observed(*engine_, laps);
   engine_->zero_grad();
   engine_->sync_buffers();
   laps.end(&StepSplit::zero_sync);

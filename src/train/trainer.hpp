@@ -81,10 +81,8 @@ class Trainer {
   // the steps they skipped (warned of); NumericalError after train.max_bad_steps in a row. Before
   // a metrics row and a checkpoint. 0 with the checks on the host (counted by step()).
   int64_t settle_checks(int64_t done) { return gate_->settle(done); }
-  // Of the last step: the wait for the last all-reduces after backward, the learning rate, and the
-  // global norm of the averaged gradients before clipping (checks on the device: of the last
-  // settled step).
-  double comm_wait_s() const { return engine_->reducer().last_trace().wait_seconds; }
+  // Of the last step: the learning rate, and the global norm of the averaged gradients before
+  // clipping (checks on the device: of the last settled step).
   double lr() const { return lr_; }
   double grad_norm() const;
   const LrSchedule& schedule() const { return schedule_; }

@@ -104,7 +104,7 @@ RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>
     // sees it, which a step that waits for its collectives includes.
     if (watchdog_) watchdog_->step_took(step_time.seconds());
     const int64_t done = step + 1;
-    meter_.end_step(done, loss, laps, trainer_.comm_wait_s());
+    meter_.end_step(done, loss, laps);
     steps_done_ = done;
     if (step_done) step_done(done);
     const bool stopping = after_step(done, output, result);

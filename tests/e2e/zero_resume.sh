@@ -8,8 +8,8 @@
 #    1e-5;
 #  - a plain checkpoint of 2 ranks resumed on 3 ranks with ZeRO-1 continues the plain run alike,
 #    a ZeRO-2 checkpoint of 2 ranks resumed on 3 with ZeRO-1 the ZeRO-2 run, a ZeRO-3 checkpoint
-#    of 2 ranks resumed on 3 with ZeRO-1 the ZeRO-3 run, and the ZeRO-1 checkpoint of 2 ranks
-#    resumed on 3 with ZeRO-3 the ZeRO-1 run;
+#    of 2 ranks resumed on 3 with ZeRO-1 the ZeRO-3 run, and on 3 with ZeRO-3 too, and the ZeRO-1
+#    checkpoint of 2 ranks resumed on 3 with ZeRO-3 the ZeRO-1 run;
 #  - the ZeRO-1, 2 and 3 files have the plain file's datasets, shapes and (within 1e-5)
 #    parameters and optimizer moments, read by h5py, and `ddptrain inspect` passes on them.
 # Usage: zero_resume.sh MPIEXEC DDPTRAIN DECK
@@ -34,6 +34,7 @@ train 3 plain2_on_zero3 --ddp.zero=1 --train.resume="$work/plain2/checkpoints/st
 train 3 stage2_on_zero3 --ddp.zero=1 --train.resume="$work/stage2_2/checkpoints/step_00000007.h5"
 train 2 stage3_2 --ddp.zero=3
 train 3 stage3_on_zero3 --ddp.zero=1 --train.resume="$work/stage3_2/checkpoints/step_00000007.h5"
+train 3 stage3_on_stage3_3 --ddp.zero=3 --train.resume="$work/stage3_2/checkpoints/step_00000007.h5"
 train 3 zero2_on_stage3_3 --ddp.zero=3 --train.resume="$work/zero2/checkpoints/step_00000007.h5"
 grep -q "ZeRO-1" "$work/zero2.txt" || fail "the ZeRO-1 run's banner does not say ZeRO-1"
 grep -q "ZeRO-2" "$work/stage2_2.txt" || fail "the ZeRO-2 run's banner does not say ZeRO-2"
@@ -84,6 +85,7 @@ compare("zero2_on_stage2_3", "zero2", "ZeRO-1 2 ranks -> ZeRO-2 3 ranks")
 compare("plain2_on_zero3", "plain2", "plain 2 ranks -> ZeRO-1 3 ranks")
 compare("stage2_on_zero3", "stage2_2", "ZeRO-2 2 ranks -> ZeRO-1 3 ranks")
 compare("stage3_on_zero3", "stage3_2", "ZeRO-3 2 ranks -> ZeRO-1 3 ranks")
+compare("stage3_on_stage3_3", "stage3_2", "ZeRO-3 2 ranks -> ZeRO-3 3 ranks")
 compare("zero2_on_stage3_3", "zero2", "ZeRO-1 2 ranks -> ZeRO-3 3 ranks")
 
 # Each stage's parameters at step 20 against plain data parallel's: the same training.

@@ -193,6 +193,31 @@ TEST(Zero, MovingAverageWithGradAccum) {
   expect_zero_matches_plain({OptimizerType::kAdamW, 2, 0.05, "", 0.8});
 }
 
+// ddp.prefetch = auto (the default) resolves by backend, as README's ddp.prefetch says: on with
+// NCCL, whose own stream gathers beside the compute, off with MPI. ctest's ranks use MPI: the
+// trainer built with the default does not prefetch, with ddp.prefetch = on it does.
+TEST(Zero, PrefetchAutoIsOnWithNcclOffWithMpi) {
+  DdpConfig ddp;
+  ASSERT_EQ(ddp.prefetch, Prefetch::kAuto) << "auto is no longer the default";
+  EXPECT_TRUE(prefetches(ddp, "nccl"));
+  EXPECT_FALSE(prefetches(ddp, "mpi"));
+  ddp.prefetch = Prefetch::kOn;
+  EXPECT_TRUE(prefetches(ddp, "nccl"));
+  EXPECT_TRUE(prefetches(ddp, "mpi"));
+  ddp.prefetch = Prefetch::kOff;
+  EXPECT_FALSE(prefetches(ddp, "nccl"));
+  EXPECT_FALSE(prefetches(ddp, "mpi"));
+
+  Config config = zero_config({OptimizerType::kSgd});
+  config.ddp.zero = 3;
+  config.train.steps = 2;
+  const TrainedRun by_default = train(config, MPI_COMM_WORLD);
+  EXPECT_EQ(by_default.facts.parameters_sharded, world_size() > 1);
+  EXPECT_FALSE(by_default.facts.prefetches) << "ddp.prefetch = auto prefetched with MPI";
+  config.ddp.prefetch = Prefetch::kOn;
+  EXPECT_EQ(train(config, MPI_COMM_WORLD).facts.prefetches, world_size() > 1);
+}
+
 // A TorchScript model's units are the submodules its forward only calls (the generator's
 // docstring says which); the rest stays whole in the root unit.
 TEST(Zero, TorchScriptUnitsAreTheSubmodulesForwardOnlyCalls) {
@@ -201,6 +226,21 @@ TEST(Zero, TorchScriptUnitsAreTheSubmodulesForwardOnlyCalls) {
   TorchScriptModel model(path);
   EXPECT_EQ(model.unit_prefixes(),
             (std::vector<std::string>{"embed.", "blocks.0.", "blocks.1.", "head."}));
+  EXPECT_TRUE(model.conditional_parameters().empty()) << "no `if` or loop in its forward";
+}
+// A submodule called inside an `if` or a loop on the data is no unit: ranks with different batches
+// would call it differently, and gather different units (make_torchscript_branches.py).
+TEST(Zero, TorchScriptCallsUnderBranchesOrLoopsAreNoUnits) {
+  const std::string path = torchscript_branches_test_model();
+  ASSERT_FALSE(path.empty()) << "DDPTRAIN_TEST_TORCHSCRIPT_BRANCHES is not set (ctest sets it)";
+  TorchScriptModel model(path);
+  EXPECT_EQ(model.unit_prefixes(),
+            (std::vector<std::string>{"embed.", "first.", "last.", "head."}));
+  // Theirs may get no gradient on a rank: ZeRO-3 reduces them last (ddp/unit_plan.hpp).
+  EXPECT_EQ(model.conditional_parameters(),
+            (std::vector<std::string>{"branch.norm.weight", "branch.norm.bias", "branch.fc.weight",
+                                      "branch.fc.bias", "looped.norm.weight", "looped.norm.bias",
+                                      "looped.fc.weight", "looped.fc.bias"}));
 }
 // Trained through its units, each gathered while its call runs (again for each micro-step's
 // backward): as plain data parallel. SGD: AdamW's first steps would magnify ZeRO-2's own rounding

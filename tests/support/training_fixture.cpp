@@ -164,4 +164,9 @@ std::string torchscript_blocks_test_model() {
   return path ? path : "";
 }
 
+std::string torchscript_branches_test_model() {
+  const char* path = std::getenv("DDPTRAIN_TEST_TORCHSCRIPT_BRANCHES");
+  return path ? path : "";
+}
+
 }  // namespace ddpt::testing

@@ -58,4 +58,8 @@ std::string torchscript_test_model();
 // The TorchScript model of blocks that ctest generates (env DDPTRAIN_TEST_TORCHSCRIPT_BLOCKS;
 // tests/e2e/make_torchscript_blocks.py): 32 inputs, 5 classes.
 std::string torchscript_blocks_test_model();
+// The TorchScript model that calls submodules under an `if` and in a loop on the data (env
+// DDPTRAIN_TEST_TORCHSCRIPT_BRANCHES; tests/e2e/make_torchscript_branches.py): 64 inputs, 10
+// classes.
+std::string torchscript_branches_test_model();
 }  // namespace ddpt::testing

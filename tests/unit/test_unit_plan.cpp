@@ -46,6 +46,19 @@ TEST(UnitPlan, LargeParametersOfABlockAreBucketsOfTheirOwn) {
   EXPECT_EQ(plan.buckets_of_unit[0], (std::vector<size_t>{4, 5}));
 }
 
+// Root parameters that forward may use on some ranks only (inside an `if` or a loop on the data)
+// come after every other bucket, from either side of the blocks: a rank that got no gradient for
+// one launches it only at the backward's end, and must not hold back a block's bucket meanwhile.
+TEST(UnitPlan, RootParametersUsedOnSomeRanksOnlyComeLast) {
+  const UnitPlan plan =
+      plan_units(kNames, kNumels, {"h.0.", "h.1."}, kNoneLarge, {"wpe.weight", "ln_f.bias"});
+  std::vector<std::vector<size_t>> params;
+  for (const BucketSpec& b : plan.buckets) params.push_back(b.params);
+  EXPECT_EQ(params, (std::vector<std::vector<size_t>>{{6}, {5, 4}, {3, 2}, {0}, {7}, {1}}));
+  EXPECT_EQ(plan.unit_of_bucket, (std::vector<size_t>{2, 1, 0, 2, 2, 2}));
+  EXPECT_EQ(plan.buckets_of_unit[2], (std::vector<size_t>{0, 3, 4, 5}));
+}
+
 TEST(UnitPlan, ABlockWithoutTrainableParametersHasNoBucket) {
   // h.0's parameters frozen: not among the trainable ones the plan is made of.
   const UnitPlan plan =
