@@ -219,6 +219,14 @@ std::pair<std::unique_ptr<Model>, int64_t> build_counted(const ModelConfig& conf
   return {std::move(model), peak};
 }
 
+// The control of the peaks below: a whole build, counted the same way, holds at least every
+// parameter's bytes at once (a count that saw nothing would pass any upper bound).
+void expect_whole_build_counted(const ModelConfig& config, const DatasetInfo& data, int64_t bytes) {
+  const auto [whole, peak] = build_counted(config, data, ParameterValues::kInitialised);
+  EXPECT_GE(peak, bytes) << model_name(config) << ": a whole build counted " << peak
+                         << " bytes at its peak, under its parameters' " << bytes;
+}
+
 // ZeRO-3's eval and predict build the model without values (ParameterValues::kNone): the same
 // parameters, names and shapes, none with memory, buffers kept; and each unit's memory is let go
 // as soon as the unit is built, so that building never holds more than the embeddings and one
@@ -230,6 +238,7 @@ TEST(MakeModel, BuiltWithoutValuesNoModelIsEverWhole) {
     const auto whole = make_model(config, data);
     int64_t bytes = 0;
     for (const auto& p : whole->named_parameters()) bytes += p.tensor.nbytes();
+    expect_whole_build_counted(config, data, bytes);
     const auto [empty, peak] = build_counted(config, data, ParameterValues::kNone);
     const std::vector<NamedTensor> params = empty->named_parameters();
     ASSERT_EQ(names(*empty), names(*whole)) << what;
@@ -260,6 +269,7 @@ TEST(MakeModel, DeferredValuesAreTheWholeBuildsBitForBit) {
     const torch::Tensor after_whole = torch::rand({4});  // where the build left the generator
     int64_t bytes = 0;
     for (const auto& p : whole->named_parameters()) bytes += p.tensor.nbytes();
+    expect_whole_build_counted(config, data, bytes);  // draws: seeded again below
 
     torch::manual_seed(11);
     const auto [deferred, peak] = build_counted(config, data, ParameterValues::kDeferred);

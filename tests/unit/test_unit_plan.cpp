@@ -109,12 +109,15 @@ TEST(ReleasableStorage, APoolGivesAReleasedBlockToTheNextRestore) {
   EXPECT_EQ(next.data_ptr(), small_block) << "the smallest kept block that is large enough";
   next.fill_(3);  // the whole length is usable
   EXPECT_EQ(next.sum().item<float>(), 2700);
+  const void* largest_block = largest.data_ptr();
   pool.restore(largest);  // held: restoring it again changes nothing
+  EXPECT_EQ(largest.data_ptr(), largest_block);
   pool.release(largest);
   const torch::Tensor bigger = torch::zeros({5000});
   release_storage(bigger);
   pool.restore(bigger);
   EXPECT_NE(bigger.data_ptr(), large_block) << "too small for it";
+  EXPECT_EQ(bigger.data_ptr(), largest_block) << "the released block that fits, used again";
   pool.restore(large);
   EXPECT_EQ(large.data_ptr(), large_block) << "its own block, kept";
 }
