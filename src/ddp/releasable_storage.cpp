@@ -66,4 +66,10 @@ bool storage_held(const torch::Tensor& flat) {
   return flat.storage().unsafeGetStorageImpl()->data_ptr().get() != nullptr;
 }
 
+torch::Tensor released_tensor(int64_t numel, const torch::TensorOptions& options) {
+  torch::Tensor flat = torch::empty({0}, options);  // a storage without memory
+  flat.unsafeGetTensorImpl()->set_sizes_contiguous({numel});
+  return flat;
+}
+
 }  // namespace ddpt

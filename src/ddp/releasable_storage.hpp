@@ -20,6 +20,9 @@ void release_storage(const torch::Tensor& flat);
 void restore_storage(const torch::Tensor& flat);
 // Whether `flat`'s storage holds memory now.
 bool storage_held(const torch::Tensor& flat);
+// A contiguous tensor of `numel` elements as release_storage() leaves one: no memory until it is
+// restored (so that its first memory can be a kept block too).
+torch::Tensor released_tensor(int64_t numel, const torch::TensorOptions& options);
 
 // release_storage and restore_storage that keep host memory for the next restore instead of
 // freeing it: ZeRO-3 gathers and releases every unit at every step, and malloc, as ddptrain sets

@@ -26,7 +26,8 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
       comm_(comm),
       prefetch_(options.prefetch),
       waits_(options.waits),
-      units_(plan_.buckets.size()) {
+      units_(plan_.buckets.size()),
+      casts_(plan_.buckets.size()) {
   torch::NoGradGuard no_grad;
   for (size_t b = 0; b < plan_.buckets.size(); ++b) {
     const BucketSpec& spec = plan_.buckets[b];
@@ -135,6 +136,7 @@ void ShardedParameters::enter(size_t unit) {
   if (buckets.empty()) return;
   for (const size_t b : buckets) gather(b);
   for (const size_t b : buckets) wait(b);
+  for (const size_t b : buckets) cast(b);
   if (prefetch_) {
     for (const size_t b : block_buckets(static_cast<int64_t>(unit) + 1)) gather(b);
   }
@@ -155,6 +157,7 @@ void ShardedParameters::before_backward(size_t unit) {
   const std::vector<size_t>& buckets = block_buckets(static_cast<int64_t>(unit));
   for (const size_t b : buckets) gather(b);
   for (const size_t b : buckets) wait(b);
+  for (const size_t b : buckets) casts_.restore(b, units_[b].gathered);
   if (prefetch_) {
     for (const size_t b : block_buckets(static_cast<int64_t>(unit) - 1)) gather(b);
   }
@@ -196,8 +199,16 @@ void ShardedParameters::wait(size_t bucket) {
   }
 }
 
+void ShardedParameters::cast(size_t bucket) {
+  const BucketSpec& spec = plan_.buckets[bucket];
+  std::vector<torch::Tensor> params;
+  for (const size_t i : spec.params) params.push_back(params_[i].tensor);
+  casts_.cast(bucket, units_[bucket].gathered, params, spec.offsets);
+}
+
 void ShardedParameters::release(size_t bucket) {
   Unit& unit = units_[bucket];
+  casts_.release(bucket);
   if (unit.state == State::kReleased) return;
   // A collective may still be writing into the memory.
   if (unit.state == State::kGathering) {

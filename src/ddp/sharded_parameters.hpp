@@ -9,7 +9,8 @@
 // block r of every unit (its shard, which its optimizer updates in place) and the buffer's memory
 // exists only while the unit is gathered (ddp/releasable_storage.hpp). The root unit (embeddings,
 // final norm, head; one buffer per bucket) is gathered at the start of a forward and held until
-// its gradients are in.
+// its gradients are in. Under autocast a block's weights are cast when its unit is gathered for a
+// forward, and the casts go and come back with the unit (ddp/unit_casts.hpp).
 //
 // With every rank on one node (MPI, ddp.shared_memory), a unit is gathered into memory the node's
 // ranks share instead (comm/node_all_gather.hpp): a few slots of the largest unit's size, as many
@@ -33,6 +34,7 @@
 #include "ddp/rank_waits.hpp"
 #include "ddp/releasable_storage.hpp"
 #include "ddp/shard_plan.hpp"
+#include "ddp/unit_casts.hpp"
 #include "ddp/unit_plan.hpp"
 #include "ddp/unit_runner.hpp"
 #include "util/named_tensor.hpp"
@@ -127,7 +129,8 @@ class ShardedParameters final : public UnitRunner {
   };
   void gather(size_t bucket);   // launched, not waited for; nothing if gathered or in flight
   void wait(size_t bucket);     // gathered on return
-  void release(size_t bucket);  // waits for a gather in flight first
+  void release(size_t bucket);  // waits for a gather in flight first; its casts go too
+  void cast(size_t bucket);     // gathered for a forward: cast where autocast is on
   // The buckets of block `unit`; none where it has no trainable parameters or is no block.
   const std::vector<size_t>& block_buckets(int64_t unit) const;
   void before_backward(size_t unit);
@@ -145,6 +148,7 @@ class ShardedParameters final : public UnitRunner {
   RankWaits* waits_;
   std::vector<Unit> units_;  // by bucket
   StoragePool memory_;       // the gathered units' host memory, used again (releasable_storage)
+  UnitCasts casts_;          // their weights in autocast's type, while gathered in a forward
   bool shared_ = false;      // units gathered into node-shared slots
   std::vector<Slot> slots_;
   const std::vector<size_t> none_;

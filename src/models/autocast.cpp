@@ -1,43 +1,11 @@
 #include "models/autocast.hpp"
 
 #include <ATen/autocast_mode.h>
+
+#include "util/autocast_settings.hpp"
 #include "util/error.hpp"
-#include "util/versions.hpp"
 
 namespace ddpt {
-namespace {
-
-#if DDPTRAIN_TORCH_AUTOCAST_BY_DEVICE_TYPE
-void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
-  at::autocast::set_autocast_dtype(type, dtype);
-  at::autocast::set_autocast_enabled(type, on);
-}
-bool autocast_enabled(torch::DeviceType type) {
-  return at::autocast::is_autocast_enabled(type);
-}
-at::ScalarType autocast_dtype(torch::DeviceType type) {
-  return at::autocast::get_autocast_dtype(type);
-}
-#else
-void enable_autocast(torch::DeviceType type, at::ScalarType dtype, bool on) {
-  if (type == torch::kCUDA) {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-    at::autocast::set_enabled(on);
-  } else {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(on);
-  }
-}
-bool autocast_enabled(torch::DeviceType type) {
-  return type == torch::kCUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-}
-at::ScalarType autocast_dtype(torch::DeviceType type) {
-  return type == torch::kCUDA ? at::autocast::get_autocast_gpu_dtype()
-                              : at::autocast::get_autocast_cpu_dtype();
-}
-#endif
-
-}  // namespace
 
 Precision usable_precision(Precision requested, const torch::Device& device) {
   if (requested == Precision::kFp16 && !device.is_cuda()) {
@@ -51,14 +19,14 @@ AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
     : active_(precision != Precision::kFp32), device_type_(device.type()) {
   if (!active_) return;
   at::autocast::increment_nesting();
-  enable_autocast(device_type_, precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf, true);
+  set_autocast(device_type_, precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf, true);
 }
 
 AutocastScope::~AutocastScope() {
   if (!active_) return;
-  enable_autocast(device_type_,
-                  device_type_ == torch::kCUDA ? at::kHalf : at::kBFloat16,  // torch's defaults
-                  false);
+  set_autocast(device_type_,
+               device_type_ == torch::kCUDA ? at::kHalf : at::kBFloat16,  // torch's defaults
+               false);
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
 }
 
@@ -71,7 +39,7 @@ AutocastState AutocastState::current(torch::DeviceType type) {
 }
 
 void AutocastState::apply() const {
-  enable_autocast(type_, dtype_, enabled_);
+  set_autocast(type_, dtype_, enabled_);
 }
 
 AutocastState::Restored::Restored(const AutocastState& saved)

@@ -1,25 +1,16 @@
 #include "models/linear.hpp"
 
-#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
 
 #include "models/cpu_gemm.hpp"
+#include "util/autocast_settings.hpp"
 #include "util/gradients_in_place.hpp"
-#include "util/versions.hpp"
 
 namespace ddpt {
 namespace {
 
 bool cpu_float(const torch::Tensor& t) {
   return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.layout() == torch::kStrided;
-}
-
-bool cpu_autocast_on() {
-#if DDPTRAIN_TORCH_AUTOCAST_BY_DEVICE_TYPE
-  return at::autocast::is_autocast_enabled(at::kCPU);
-#else
-  return at::autocast::is_cpu_enabled();
-#endif
 }
 
 // A product's result: uninitialised where the GEMM writes all of it (beta = 0), zeros where an
@@ -154,12 +145,20 @@ bool linear_uses_cpu_gemm(const torch::Tensor& x, const torch::Tensor& weight,
   // Under CPU autocast LibTorch's linear runs in bfloat16: that is autocast's to decide.
   return cpu_gemm_available() && cpu_float(x) && cpu_float(weight) &&
          (!bias.defined() || cpu_float(bias)) && x.dim() >= 1 && weight.dim() == 2 &&
-         !cpu_autocast_on();
+         !autocast_enabled(c10::kCPU);
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight,
                      const torch::Tensor& bias) {
-  if (!linear_uses_cpu_gemm(x, weight, bias)) return torch::nn::functional::linear(x, weight, bias);
+  if (!linear_uses_cpu_gemm(x, weight, bias)) {
+    // at::linear, not the C++ frontend's torch::nn::functional::linear: LibTorch 1.13's transposes
+    // the weight before its product, and autocast casts that transposed view anew at every use (a
+    // view is never cached), a copy the product then saves for backward. at::linear hands autocast
+    // the weight itself, whose cast autocast caches and ZeRO-3 makes and releases with the weight's
+    // unit (ddp/unit_casts.hpp). The same product, on the same values.
+    return at::linear(x, weight,
+                      bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt);
+  }
   if (x.dim() == 2) return gemm_linear(x, weight, bias);
   // [..., in] as rows of a matrix, and the result back in the input's leading shape.
   std::vector<int64_t> shape = x.sizes().vec();

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <unordered_map>
 
 namespace ddpt::testing {
 
@@ -26,6 +28,7 @@ class CountingAllocator final : public c10::Allocator {
   int64_t peak() const { return peak_.load(); }
   int64_t live() const { return live_.load(); }
 
+  c10::DeleterFnPtr raw_deleter() const override { return &free_block; }
 #if TORCH_VERSION_MAJOR >= 2
   c10::DataPtr allocate(size_t n) override {
     return counted(n);
@@ -43,24 +46,47 @@ class CountingAllocator final : public c10::Allocator {
   static constexpr uint8_t kPriority = 200;  // above LibTorch's default allocator's
   struct Block {
     c10::DataPtr inner;
-    int64_t bytes;
-    const CountingAllocator* owner;
+    int64_t bytes = 0;
+    const CountingAllocator* owner = nullptr;
   };
-  static void free_block(void* context) {
-    auto* block = static_cast<Block*>(context);
-    block->owner->live_ -= block->bytes;
-    delete block;  // frees the inner memory
+  // Every counted block by its address. The DataPtr handed out has the address as its context
+  // too, as LibTorch's raw_allocate() asserts (oneDNN's scratch memory, which bf16 products on
+  // the CPU take, comes through it), so the block is found here by the address alone. Never
+  // destroyed: a static tensor may free its block after the program's statics are gone.
+  static std::mutex& blocks_mutex() {
+    static auto* mutex = new std::mutex;
+    return *mutex;
   }
+  static std::unordered_map<void*, Block>& blocks() {
+    static auto* blocks = new std::unordered_map<void*, Block>;
+    return *blocks;
+  }
+  static void free_block(void* data) {
+    Block block;
+    {
+      const std::lock_guard<std::mutex> lock(blocks_mutex());
+      auto found = blocks().find(data);
+      if (found == blocks().end()) return;  // not counted (allocated before install): left
+      block = std::move(found->second);
+      blocks().erase(found);
+    }
+    block.owner->live_ -= block.bytes;
+  }  // block.inner frees the memory here
   c10::DataPtr counted(size_t n) const {
     c10::DataPtr inner = inner_->allocate(n);
     void* data = inner.get();
+    if (data == nullptr) return inner;  // nothing allocated (0 bytes)
     const c10::Device device = inner.device();
-    auto* block = new Block{std::move(inner), static_cast<int64_t>(n), this};
-    const int64_t now = live_ += block->bytes;
+    const auto bytes = static_cast<int64_t>(n);
+    {
+      const std::lock_guard<std::mutex> lock(blocks_mutex());
+      blocks()[data] = Block{std::move(inner), bytes, this};
+    }
+    const int64_t now = live_ += bytes;
     int64_t seen = peak_.load();
     while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
     }
-    return {data, block, &free_block, device};
+    return {data, data, &free_block, device};
   }
   c10::Allocator* inner_ = nullptr;
   mutable std::atomic<int64_t> live_{0};
