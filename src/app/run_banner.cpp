@@ -94,6 +94,19 @@ void log_training(const BannerInputs& in, int64_t batch) {
   spdlog::info("  learning rate   : {}", in.trainer.schedule);
 }
 
+// ZeRO-3's part of the memory line: what a rank gathers beside its shards, for how long, and where.
+std::string zero3_memory(const TrainerFacts& t) {
+  return fmt::format(
+      " (ZeRO-3: the rank's shards and the buckets being reduced; gathered{}: the root unit of {} "
+      "through forward and backward, and each block's unit, up to {}, while it runs{}{})",
+      t.units_in_shared_memory ? " into slots the node's ranks share" : "",
+      human_bytes(t.root_unit_bytes), human_bytes(t.largest_unit_bytes),
+      t.prefetches ? " (two at a time)" : "",
+      t.precision == Precision::kFp32
+          ? std::string()
+          : fmt::format(", with its weights' {} casts", choice_name(t.precision)));
+}
+
 // What each rank will hold: the summary's memory line says what it held.
 void log_memory(const BannerInputs& in) {
   const TrainerFacts& t = in.trainer;
@@ -101,14 +114,7 @@ void log_memory(const BannerInputs& in) {
       "  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
       human_bytes(t.held_parameter_bytes), human_bytes(t.planned_gradient_bytes),
       human_bytes(planned_optimizer_state_bytes(in.setup.config.optim, t.optimizer_values)),
-      t.parameters_sharded && t.units_in_shared_memory
-          ? fmt::format(" (ZeRO-3: the rank's shards and the buckets being reduced; units of up "
-                        "to {} gathered into slots the node's ranks share)",
-                        human_bytes(t.largest_unit_bytes))
-      : t.parameters_sharded
-          ? fmt::format(" (ZeRO-3: the rank's shards, the buckets being reduced, and units of up "
-                        "to {} gathered while they run)",
-                        human_bytes(t.largest_unit_bytes))
+      t.parameters_sharded ? zero3_memory(t)
       : t.gradients_sharded
           ? " (ZeRO-2: the rank's shard of the gradients and the buckets being reduced)"
           : "");

@@ -247,12 +247,22 @@ int64_t ShardedParameters::held_bytes() const {
   return bytes;
 }
 
-int64_t ShardedParameters::largest_unit_bytes() const {
+int64_t ShardedParameters::unit_bytes(size_t unit) const {
   int64_t bytes = 0;
-  for (const Unit& unit : units_) {
-    bytes = std::max<int64_t>(bytes, unit.gathered.numel() * unit.gathered.element_size());
+  for (const size_t b : plan_.buckets_of_unit[unit]) {
+    bytes += units_[b].gathered.numel() * units_[b].gathered.element_size();
   }
   return bytes;
+}
+
+int64_t ShardedParameters::largest_unit_bytes() const {
+  int64_t bytes = 0;
+  for (size_t u = 0; u < plan_.root(); ++u) bytes = std::max(bytes, unit_bytes(u));
+  return bytes;
+}
+
+int64_t ShardedParameters::root_unit_bytes() const {
+  return unit_bytes(plan_.root());
 }
 
 }  // namespace ddpt

@@ -105,9 +105,12 @@ class ShardedParameters final : public UnitRunner {
   std::vector<torch::Tensor> shards() const;
   // Where this rank's blocks lie in the parameters (ddp/shard_plan.hpp), by bucket.
   const std::vector<BucketShard>& shard_plan() const { return shards_; }
-  // Bytes of parameters this rank keeps, and of the largest unit gathered whole.
+  // Bytes of parameters this rank keeps; of the largest block's unit, gathered whole (all its
+  // buckets) while the block runs, two at a time with prefetch; and of the root unit, gathered
+  // whole at the start of a forward and held until its gradients are in (padding included).
   int64_t held_bytes() const;
   int64_t largest_unit_bytes() const;
+  int64_t root_unit_bytes() const;
   bool prefetches() const { return prefetch_; }
   // Whether every unit is gathered into memory the node's ranks share.
   bool gathers_in_shared_memory() const;
@@ -133,6 +136,7 @@ class ShardedParameters final : public UnitRunner {
   void cast(size_t bucket);     // gathered for a forward: cast where autocast is on
   // The buckets of block `unit`; none where it has no trainable parameters or is no block.
   const std::vector<size_t>& block_buckets(int64_t unit) const;
+  int64_t unit_bytes(size_t unit) const;  // gathered whole, all its buckets
   void before_backward(size_t unit);
   // Collective: one more node-shared slot (none where shared memory is refused).
   void add_slot();

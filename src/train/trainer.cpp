@@ -252,6 +252,7 @@ TrainerFacts Trainer::facts() const {
     }
     facts.held_parameter_bytes += units->held_bytes();
     facts.largest_unit_bytes = units->largest_unit_bytes();
+    facts.root_unit_bytes = units->root_unit_bytes();
   }
   facts.gradient_bytes = reducer.held_bytes();
   facts.planned_gradient_bytes = reducer.planned_bytes();

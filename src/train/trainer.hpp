@@ -48,7 +48,10 @@ struct TrainerFacts {
   bool units_in_shared_memory = false;
   // This rank's: all of them, or under ZeRO-3 its shard of the trainable ones and the frozen ones.
   int64_t held_parameter_bytes = 0;
-  int64_t largest_unit_bytes = 0;      // ZeRO-3: the largest unit gathered whole
+  // ZeRO-3: the largest block's unit, gathered whole while the block runs; the root unit
+  // (embeddings, final norm, head), gathered whole through forward and backward.
+  int64_t largest_unit_bytes = 0;
+  int64_t root_unit_bytes = 0;
   int64_t bucketed_values = 0;         // values all-reduced per step (the trainable ones)
   std::string schedule;                // the learning rate schedule in words
   double spike_lr_factor = 1;          // the spike guard's factor on the learning rate so far

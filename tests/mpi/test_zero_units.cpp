@@ -1,4 +1,5 @@
-// What ZeRO-3 (ddp.zero = 3) gathers and holds, counted: under train.precision = bf16 the weights'
+// What ZeRO-3 (ddp.zero = 3) gathers and holds, counted: the banner's figures for its units (the
+// largest block's unit, whole, and the root unit), and under train.precision = bf16 the weights'
 // casts, which live as their unit does (design.md, ZeRO-3) instead of the whole model's staying
 // from the forward to the backward. Counted through LibTorch's CPU allocator (allocations, not
 // timings). ctest runs it at 1, 2 and 3 ranks; on one rank nothing is sharded.
@@ -14,9 +15,26 @@
 #include "support/counting_allocator.hpp"
 #include "support/training_fixture.hpp"
 #include "train/distributed_optimizer.hpp"
+#include "train/trainer.hpp"
 
 namespace ddpt::testing {
 namespace {
+
+// A model and its trainer on MPI_COMM_WORLD, as train() builds them (collective).
+struct Built {
+  explicit Built(const Config& c)
+      : config(c),
+        comm(MPI_COMM_WORLD),
+        data((torch::manual_seed(static_cast<uint64_t>(c.run.seed)),
+              make_datasets(c.data, c.run.seed))),
+        model(make_model(c.model, data.train->info(), initial_values(c.ddp, comm.size()))),
+        trainer(config, comm, *model, *data.train) {}
+  Config config;
+  MpiComm comm;
+  DataSplits data;
+  std::unique_ptr<Model> model;
+  Trainer trainer;
+};
 
 // The parameters' bytes by unit: each block's (the model's unit prefixes, in order), then the
 // root's (every parameter in no block).
@@ -34,6 +52,32 @@ std::vector<int64_t> unit_bytes(Model& model) {
     bytes[unit] += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
   }
   return bytes;
+}
+
+// The banner's "each block's unit, up to X" is a block's unit whole (all of its buckets), and its
+// root unit the parameters of no block: with buckets smaller than a block (here 2000 and 4000
+// floats against blocks of 12.7K values), the largest bucket would be a fraction of a block.
+TEST(ZeroUnits, FactsCountWholeUnitsAndTheRoot) {
+  Config gpt = small_gpt();
+  gpt.ddp.zero = 3;
+  gpt.ddp.first_bucket_mb = 2000 * 4 / 1048576.0;
+  gpt.ddp.bucket_mb = 4000 * 4 / 1048576.0;
+  Built built(gpt);
+  const TrainerFacts facts = built.trainer.facts();
+  ASSERT_EQ(facts.parameters_sharded, world_size() > 1);
+  if (!facts.parameters_sharded) return;  // one rank: nothing to gather
+  const std::vector<int64_t> bytes = unit_bytes(*built.model);
+  const int64_t largest_block = *std::max_element(bytes.begin(), bytes.end() - 1);
+  const int64_t root = bytes.back();
+  // Padding: under world size floats per bucket; a block here is at most 4 buckets, the root
+  // one per parameter (wte, wpe, ln_f's two).
+  const int64_t pad = 4 * world_size();
+  EXPECT_GE(facts.largest_unit_bytes, largest_block);
+  EXPECT_LT(facts.largest_unit_bytes, largest_block + 4 * pad);
+  EXPECT_GE(facts.root_unit_bytes, root);
+  EXPECT_LT(facts.root_unit_bytes, root + 4 * pad);
+  std::cout << world_size() << " ranks: largest unit " << facts.largest_unit_bytes << " B (block "
+            << largest_block << "), root " << facts.root_unit_bytes << " B (" << root << ")\n";
 }
 
 // The most bytes LibTorch's CPU allocator held at once during 2 training steps, beyond what it
