@@ -1,7 +1,6 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "comm/flight_analysis.hpp"
 #include "io/flight_file.hpp"
 #include "io/inspect_file.hpp"
 #include "util/error.hpp"
@@ -14,9 +13,7 @@ int inspect_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (is_flight_directory(args[0])) {
     // The newest job's files: a restart in the same run.dir leaves the earlier job's ranks' files
     // that it did not overwrite.
-    JobFlights job = flights_of_job(read_flight_directory(args[0]));
-    std::cout << analyse_flights(std::move(job.flights), job.world_size).text << "\n";
-    if (!job.left_out.empty()) std::cout << job.left_out << "\n";
+    std::cout << analyse_flight_directory(args[0]) << "\n";
     return 0;
   }
   inspect_file(args[0], std::cout);

@@ -29,9 +29,14 @@ constexpr auto kAnswerGrace = std::chrono::seconds(2);
 constexpr auto kReporterGrace = std::chrono::seconds(5);
 // Steps whose times the hang rule remembers: the slowest of them sets the pace.
 constexpr size_t kRecentSteps = 50;
-// How long a paced deadline that a rank's phase excused waits before peers are asked again; and
-// how often the silence question is asked of an entry past dist.hang_floor_s.
+// How long a paced deadline that a rank's phase excused waits before peers are asked again.
 constexpr auto kAskAgain = std::chrono::seconds(1);
+// How often the silence question is asked while something waits past dist.hang_floor_s: first
+// after a second, then twice as long each time every rank answered, up to kSilenceQuestionAtMost,
+// so that a long healthy phase (a large checkpoint written on slow storage) costs a question
+// every few seconds, not every second; a rank stopped after that is found within that much more.
+constexpr auto kSilenceQuestionFirst = std::chrono::seconds(1);
+constexpr auto kSilenceQuestionAtMost = std::chrono::seconds(8);
 
 // Ends every rank with exit code 5: the device communicators first (so NCCL peers fail instead
 // of hanging), then the MPI job; _Exit if MPI_Abort returns.
@@ -71,6 +76,13 @@ Watchdog::~Watchdog() {
   }
   wake_.notify_one();
   thread_.join();
+  // An answer whose asker gave up before receiving it stays with MPI, its buffer too: kept for
+  // the rest of the process (a few bytes), since MPI may still read it.
+  forget_sent_answers();
+  for (PendingAnswer& answer : answers_in_flight_) MPI_Request_free(&answer.request);
+  if (!answers_in_flight_.empty()) {
+    (void)new std::list<PendingAnswer>(std::move(answers_in_flight_));  // NOLINT: kept on purpose
+  }
 }
 
 Watchdog::Scope Watchdog::watch(std::string what) {
@@ -167,12 +179,14 @@ void Watchdog::unwatch(uint64_t id) {
   // Under the lock that first_failure() holds while it asks: once this returns, the check is not
   // running and never runs again, so its owner may go.
   std::lock_guard<std::mutex> lock(mutex_);
+  // Not remove_if: the entries it leaves past its end are moved-from, their flight handles lost
+  // whenever a younger entry (another thread's) is moved over the ended one.
   const auto ended =
-      std::remove_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; });
-  for (auto e = ended; e != entries_.end(); ++e) {
-    if (e->flight != 0 && flight_) flight_->completed(e->flight);
+      std::find_if(entries_.begin(), entries_.end(), [id](const Entry& e) { return e.id == id; });
+  if (ended != entries_.end()) {
+    if (ended->flight != 0 && flight_) flight_->completed(ended->flight);
+    entries_.erase(ended);
   }
-  entries_.erase(ended, entries_.end());
   failure_checks_.erase(std::remove_if(failure_checks_.begin(), failure_checks_.end(),
                                        [id](const FailureCheck& c) { return c.id == id; }),
                         failure_checks_.end());
@@ -185,6 +199,7 @@ void Watchdog::loop() {
       if (wake_.wait_for(lock, kPollInterval, [this] { return stopping_; })) return;
     }
     answer_queries();
+    forget_sent_answers();
     if (const auto failed = first_failure()) on_failure(failed->first, failed->second);
     if (const std::optional<Entry> expired = first_expired()) {
       if (!expired->paced) silent_.clear();  // wait for every rank's answer
@@ -203,11 +218,24 @@ void Watchdog::loop() {
 std::optional<Watchdog::Entry> Watchdog::first_past_floor() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (hang_factor_ <= 0 || hang_floor_s_ >= timeout_s_) return std::nullopt;
-  if (Clock::now() - silence_asked_ < kAskAgain) return std::nullopt;
+  const Entry* oldest_phase = nullptr;
+  const Entry* oldest_collective = nullptr;
+  bool past_floor = false;
   for (const Entry& entry : entries_) {
-    if (seconds_since(entry.since) > hang_floor_s_ && !(entry.done && entry.done())) return entry;
+    if (entry.done && entry.done()) continue;
+    past_floor = past_floor || seconds_since(entry.since) > hang_floor_s_;
+    const Entry*& oldest = entry.phase ? oldest_phase : oldest_collective;
+    if (oldest == nullptr) oldest = &entry;
   }
-  return std::nullopt;
+  if (!past_floor) {
+    silence_interval_ = kSilenceQuestionFirst;  // nothing waits: the next wait starts afresh
+    return std::nullopt;
+  }
+  if (Clock::now() - silence_asked_ < silence_interval_) return std::nullopt;
+  // The collective this rank waits in names the hang best, however young it is (a phase past
+  // the floor may have reached its collective a moment ago); a phase, where the rank waits in
+  // collectives the watchdog cannot see (parallel HDF5's), when it waits in none.
+  return oldest_collective != nullptr ? *oldest_collective : *oldest_phase;
 }
 
 std::vector<int> Watchdog::silent_ranks() {
@@ -217,6 +245,11 @@ std::vector<int> Watchdog::silent_ranks() {
   for (int question = 0; question < 2; ++question) {
     silent_.clear();
     const std::vector<std::optional<Answer>> answers = ask_every_rank(Query::kWhere);
+    // A rank already reporting a hang answers late (it is asking, writing its analysis, or
+    // waiting for its abort): its report and abort end this rank too.
+    if (std::any_of(answers.begin(), answers.end(),
+                    [](const auto& a) { return a && a->reporting; }))
+      return {};
     std::vector<int> unanswered;
     for (int r = 0; r < size_; ++r) {
       const bool counted = question == 0 || std::count(silent.begin(), silent.end(), r) > 0;
@@ -230,6 +263,8 @@ std::vector<int> Watchdog::silent_ranks() {
   for (const int r : silent) silent_[static_cast<size_t>(r)] = true;
   std::lock_guard<std::mutex> lock(mutex_);
   silence_asked_ = Clock::now();
+  if (silent.empty())
+    silence_interval_ = std::min<Clock::duration>(2 * silence_interval_, kSilenceQuestionAtMost);
   return silent;
 }
 
@@ -303,19 +338,20 @@ std::optional<std::pair<std::string, std::string>> Watchdog::first_failure() {
   return std::nullopt;
 }
 
-// First line "EXPIRED STEP", then one line per watched entry: "SECONDS<TAB>KIND<TAB>WHAT", KIND
-// p for a phase, c for a collective.
+// First line "EXPIRED STEP REPORTING", then one line per watched entry:
+// "SECONDS<TAB>KIND<TAB>WHAT", KIND p for a phase, c for a collective.
 std::string Watchdog::status_text() {
   std::lock_guard<std::mutex> lock(mutex_);
-  bool expired = false;
+  const bool reporting = hang_found_.load();
+  bool expired = reporting;
   std::string phases;
-  expired = hang_found_.load();
   for (const Entry& entry : entries_) {
     const double seconds = seconds_since(entry.since);
     expired = expired || seconds > deadline_of(entry);
     phases += fmt::format("{:.1f}\t{}\t{}\n", seconds, entry.phase ? 'p' : 'c', entry.what);
   }
-  return fmt::format("{} {}\n{}", expired ? 1 : 0, step_.load(std::memory_order_relaxed), phases);
+  return fmt::format("{} {} {}\n{}", expired ? 1 : 0, step_.load(std::memory_order_relaxed),
+                     reporting ? 1 : 0, phases);
 }
 
 void Watchdog::answer_queries() {
@@ -332,9 +368,24 @@ void Watchdog::answer_queries() {
     MPI_Recv(&query, 1, MPI_CHAR, status.MPI_SOURCE, kQueryTag, comm_.get(), MPI_STATUS_IGNORE);
     // Written before answering: the asker reads the flight files once the answers are in.
     if (query == static_cast<char>(Query::kWhereAndWriteFlight)) write_flight();
-    const std::string text = status_text();
-    MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, status.MPI_SOURCE, kAnswerTag,
-             comm_.get());
+    // Sent without waiting: an answer past MPI's eager size to an asker stopped since it asked
+    // would otherwise hold this thread, and this rank would stop answering anyone.
+    answers_in_flight_.push_back({status_text(), MPI_REQUEST_NULL});
+    PendingAnswer& answer = answers_in_flight_.back();
+    MPI_Isend(answer.text.data(), static_cast<int>(answer.text.size()), MPI_CHAR, status.MPI_SOURCE,
+              kAnswerTag, comm_.get(), &answer.request);
+  }
+}
+
+void Watchdog::forget_sent_answers() {
+  for (auto a = answers_in_flight_.begin(); a != answers_in_flight_.end();) {
+    int done = 0;
+    if (a->request == MPI_REQUEST_NULL ||
+        (MPI_Test(&a->request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)) {
+      a = answers_in_flight_.erase(a);
+    } else {
+      ++a;
+    }
   }
 }
 
@@ -343,8 +394,10 @@ Watchdog::Answer Watchdog::parse_answer(int rank, const std::string& text) {
   answer.rank = rank;
   std::istringstream in(text);
   int expired = 0;
-  in >> expired >> answer.step;
+  int reporting = 0;
+  in >> expired >> answer.step >> reporting;
   answer.expired = expired != 0;
+  answer.reporting = reporting != 0;
   std::string line;
   std::getline(in, line);  // rest of the first line
   while (std::getline(in, line)) {
@@ -377,23 +430,32 @@ std::vector<std::optional<Watchdog::Answer>> Watchdog::ask_every_rank(Query quer
   const Clock::time_point asked = Clock::now();
   while (answered < expected && Clock::now() - asked < kAnswerGrace) {
     answer_queries();  // other timed-out ranks are asking too
-    int pending = 0;
-    MPI_Status status;
-    if (MPI_Iprobe(MPI_ANY_SOURCE, kAnswerTag, comm_.get(), &pending, &status) != MPI_SUCCESS ||
-        !pending) {
+    if (!receive_answer(answers, answered))
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      continue;
-    }
-    int length = 0;
-    MPI_Get_count(&status, MPI_CHAR, &length);
-    std::string text(static_cast<size_t>(std::max(length, 0)), '\0');
-    MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, kAnswerTag, comm_.get(),
-             MPI_STATUS_IGNORE);
-    Answer answer = parse_answer(status.MPI_SOURCE, text);
-    if (!answers[static_cast<size_t>(answer.rank)]) ++answered;
-    answers[static_cast<size_t>(answer.rank)] = std::move(answer);
+  }
+  // What arrived meanwhile counts: this thread may itself have been off the CPU for the grace
+  // (a starved core), and its peers' answers then wait in its queue.
+  while (answered < expected && receive_answer(answers, answered)) {
   }
   return answers;
+}
+
+bool Watchdog::receive_answer(std::vector<std::optional<Answer>>& answers, int& answered) {
+  int pending = 0;
+  MPI_Status status;
+  if (MPI_Iprobe(MPI_ANY_SOURCE, kAnswerTag, comm_.get(), &pending, &status) != MPI_SUCCESS ||
+      !pending) {
+    return false;
+  }
+  int length = 0;
+  MPI_Get_count(&status, MPI_CHAR, &length);
+  std::string text(static_cast<size_t>(std::max(length, 0)), '\0');
+  MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, kAnswerTag, comm_.get(),
+           MPI_STATUS_IGNORE);
+  Answer answer = parse_answer(status.MPI_SOURCE, text);
+  if (!answers[static_cast<size_t>(answer.rank)]) ++answered;
+  answers[static_cast<size_t>(answer.rank)] = std::move(answer);
+  return true;
 }
 
 void Watchdog::on_timeout(const Entry& entry, const std::vector<int>& silent) {
@@ -411,6 +473,7 @@ void Watchdog::on_timeout(const Entry& entry, const std::vector<int>& silent) {
   }
   if (reporter == rank_) {
     std::string text = report(entry, silent, answers);
+    answer_queries();  // before the analysis, which may take seconds: others are asking
     std::function<std::string()> explain;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -429,7 +492,12 @@ void Watchdog::on_timeout(const Entry& entry, const std::vector<int>& silent) {
     write_stderr_line(fmt::format("{} ddptrain: error: '{}' at step {} {}; rank {} reports",
                                   process_tag(), entry.what, entry.step,
                                   deadline_text(entry, silent), reporter));
-    std::this_thread::sleep_for(kReporterGrace);
+    // Still answering, so that no rank takes this one for stopped while the reporter works.
+    const Clock::time_point since = Clock::now();
+    while (Clock::now() - since < kReporterGrace) {
+      answer_queries();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   abort_job();
 }
@@ -446,12 +514,17 @@ void Watchdog::on_failure(const std::string& what, const std::string& failure) {
 std::string Watchdog::deadline_text(const Entry& entry, const std::vector<int>& silent) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!silent.empty()) {
+    const auto phase =
+        std::find_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.phase; });
+    const std::string inside = !entry.phase && phase != entries_.end()
+                                   ? fmt::format(" inside '{}'", phase->what)
+                                   : std::string();
     return fmt::format(
-        "had waited {:.1f} s, and rank(s) {} gave no answer, twice running (the hang rule: past "
-        "dist.hang_floor_s = {:g} s, a rank that does not answer is stopped, killed or hung "
+        "had waited {:.1f} s{}, and rank(s) {} gave no answer, twice running (the hang rule: "
+        "past dist.hang_floor_s = {:g} s, a rank that does not answer is stopped, killed or hung "
         "outside ddptrain; one that answers it is reading, writing or evaluating gets up to "
         "dist.timeout_s = {:g} s)",
-        seconds_since(entry.since), fmt::join(silent, ", "), hang_floor_s_, timeout_s_);
+        seconds_since(entry.since), inside, fmt::join(silent, ", "), hang_floor_s_, timeout_s_);
   }
   const double deadline = deadline_of(entry);
   if (!entry.paced || deadline >= timeout_s_) {

@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -142,7 +143,8 @@ class Watchdog {
   };
   struct Answer {
     int rank = 0;
-    bool expired = false;  // past a deadline, or a hang found
+    bool expired = false;    // past a deadline, or a hang found
+    bool reporting = false;  // a hang found: it is reporting, or about to
     int64_t step = 0;
     std::vector<std::pair<double, std::string>> phases;  // seconds inside, what
     bool in_phase = false;  // inside a phase() whose deadline has not passed
@@ -153,6 +155,8 @@ class Watchdog {
   void loop();
   void unwatch(uint64_t id);
   void answer_queries();
+  // Drops the answers whose sends have completed (answer_queries sends without waiting).
+  void forget_sent_answers();
   Scope add_entry(std::string what, bool phase, Deadline deadline = Deadline::kHangRule);
   // Under the lock: the deadline of `entry` now, and the hang rule's deadline.
   double deadline_of(const Entry& entry) const;
@@ -163,10 +167,12 @@ class Watchdog {
   // phase); if not, it is asked about again a second later.
   bool confirmed_hang(const Entry& entry);
   bool still_watched(uint64_t id);  // not unwatched, nor done
-  // The oldest entry that has waited past dist.hang_floor_s (hang rule on), at most once every
-  // kAskAgain: the silence question's subject.
+  // The silence question's subject, when it is due (hang rule on, at most once every
+  // silence_interval_): this rank's oldest collective that has waited past dist.hang_floor_s,
+  // else its oldest phase that has.
   std::optional<Entry> first_past_floor();
-  // The ranks that gave no answer to two questions running (empty when every rank answered).
+  // The ranks that gave no answer to two questions running (empty when every rank answered, or
+  // when a rank is already reporting a hang).
   std::vector<int> silent_ranks();
   // This rank's flight records to run.dir/flight, once (set_flight_output).
   void write_flight();
@@ -177,6 +183,9 @@ class Watchdog {
   std::string status_text();
   // Asks every other rank where it is; the answers that came within kAnswerGrace, by rank.
   std::vector<std::optional<Answer>> ask_every_rank(Query query);
+  // One answer that has arrived into `answers` (counting a rank's first in `answered`); false if
+  // none is waiting.
+  bool receive_answer(std::vector<std::optional<Answer>>& answers, int& answered);
   // An answer's text (status_text() of rank `rank`), parsed.
   static Answer parse_answer(int rank, const std::string& text);
   // Asks every rank, reports, aborts the job with exit code 5. `silent`: the ranks the silence
@@ -208,7 +217,13 @@ class Watchdog {
   Clock::time_point hang_asked_{};     // when peers were last asked about a paced deadline
   Clock::time_point last_excuse_{};    // when a rank last answered that it was in a phase
   Clock::time_point silence_asked_{};  // when the silence question was last asked
-  std::vector<bool> silent_;           // by rank: no answer when last asked (watchdog thread only)
+  Clock::duration silence_interval_ = std::chrono::seconds(1);  // until it is asked again
+  struct PendingAnswer {
+    std::string text;  // the send's buffer: kept until the send completes
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  std::list<PendingAnswer> answers_in_flight_;  // watchdog thread only
+  std::vector<bool> silent_;  // by rank: no answer when last asked (watchdog thread only)
   std::atomic<bool> hang_found_{false};  // this rank is reporting or about to: answers say so
   bool stopping_ = false;
   std::condition_variable wake_;

@@ -238,8 +238,8 @@ OptionTable make_table(Config& c) {
            "after the first 3 steps, a training collective still waiting after this many times "
            "the slowest recent step (at least dist.hang_floor_s) is a hang: exit code 5, with "
            "each live rank's flight records in run.dir/flight and their analysis, unless a rank "
-           "is writing or reading a checkpoint or evaluating (those wait up to dist.timeout_s); "
-           "0 = dist.timeout_s only",
+           "is writing or reading a checkpoint or evaluating (those wait up to dist.timeout_s, as "
+           "long as every rank answers: see dist.hang_floor_s); 0 = dist.timeout_s only",
            off_or_above(1))
       .add("dist.hang_floor_s", &c.dist.hang_floor_s,
            "the shortest wait dist.hang_factor may call a hang, in seconds; past it, whatever "

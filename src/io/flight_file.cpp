@@ -1,6 +1,7 @@
 #include "io/flight_file.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -54,10 +55,12 @@ RankFlight read_flight_file(const std::filesystem::path& path) {
   RankFlight flight;
   flight.rank = static_cast<int>(file.read_int_attribute("rank"));
   flight.host = file.read_string_attribute("host");
-  flight.job = streams ? file.read_string_attribute("job") : "";
   flight.step = file.read_int_attribute("step");
   flight.written_s = file.read_double_attribute("written_s");
   flight.world_size = static_cast<int>(file.read_int_attribute("world_size"));
+  // Format 1 names no job: its files go together by their rank count.
+  flight.job = streams ? file.read_string_attribute("job")
+                       : fmt::format("format 1, {} ranks", flight.world_size);
   const torch::Tensor sequence = file.read_tensor("sequence").to(torch::kLong);
   const torch::Tensor bytes = file.read_tensor("bytes").to(torch::kLong);
   const torch::Tensor queued = file.read_tensor("queued_s").to(torch::kDouble);
@@ -138,19 +141,46 @@ bool is_flight_directory(const std::filesystem::path& directory) {
   return false;
 }
 
-std::vector<RankFlight> read_flight_directory(const std::filesystem::path& directory) {
-  std::vector<RankFlight> flights;
+FlightDirectory read_flight_directory(const std::filesystem::path& directory) {
+  FlightDirectory read;
+  bool any = false;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
-    if (!std::regex_match(entry.path().filename().string(), kFileName)) continue;
-    flights.push_back(read_flight_file(entry.path()));
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, kFileName)) continue;
+    any = true;
+    try {
+      read.flights.push_back(read_flight_file(entry.path()));
+    } catch (const Error& e) {
+      read.unreadable.push_back(fmt::format("{} ({})", name, e.what()));
+    }
   }
-  if (flights.empty()) {
+  if (!any) {
     throw DataError(fmt::format("'{}' holds no flight file (rank_NNNNN.h5)", directory.string()),
                     Raised::kThisRank);
   }
-  std::sort(flights.begin(), flights.end(),
+  std::sort(read.flights.begin(), read.flights.end(),
             [](const RankFlight& a, const RankFlight& b) { return a.rank < b.rank; });
-  return flights;
+  return read;
+}
+
+std::string analyse_flight_directory(const std::filesystem::path& directory,
+                                     const std::optional<std::string>& job, int world_size) {
+  FlightDirectory read = read_flight_directory(directory);
+  JobFlights chosen = flights_of_job(std::move(read.flights), job);
+  if (chosen.flights.empty() && !job) {
+    throw DataError(fmt::format("'{}' holds no readable flight file: {}", directory.string(),
+                                fmt::join(read.unreadable, "; ")),
+                    Raised::kThisRank);
+  }
+  std::string text =
+      analyse_flights(std::move(chosen.flights), world_size > 0 ? world_size : chosen.world_size)
+          .text;
+  if (!chosen.left_out.empty()) text += "\n" + chosen.left_out;
+  if (!read.unreadable.empty()) {
+    text += fmt::format("\nleft out {} flight file(s) that could not be read: {}",
+                        read.unreadable.size(), fmt::join(read.unreadable, "; "));
+  }
+  return text;
 }
 
 }  // namespace ddpt

@@ -25,7 +25,7 @@ void write_predictions(const std::string& path, const PredictionsSource& source,
   const int64_t row_bytes = predictions.size(1) * int64_t{sizeof(float)} +
                             (source.task == Task::kClassification ? int64_t{sizeof(int64_t)} : 0);
   check_staged_space(path, rows * row_bytes + rows * row_bytes / 32 + kMetadataBytes, group,
-                       output);
+                     output);
   {
     // A failed write can leave HDF5's ranks in different collectives of its close, where the
     // watchdog sees none: the phase's deadline ends that.

@@ -36,12 +36,12 @@ void write_staged_h5(const std::filesystem::path& final_path, MPI_Comm comm,
 
 // Collective over `group`, before write_staged_h5: rank 0 checks that `bytes` of disk fit in the
 // staging file of `final_path` by allocating them (io/disk_space.hpp), and every rank learns the
-// outcome. A full disk or an
-// exceeded quota is then one clean error on every rank, DataError (exit 3): "DESCRIPTION cannot be
-// written: REASON (it needs about BYTES; FREE SPACE); nothing was written, KEPT", instead of a
-// failure inside HDF5's collective writes, which ends the job through MPI_Abort or, if HDF5's
-// ranks part ways inside its collective close, at the watchdog's deadline. The file is truncated
-// when HDF5 creates it, so this checks the space at that moment; it does not hold it.
+// outcome. A full disk or an exceeded quota is then one clean error on every rank, DataError
+// (exit 3): "DESCRIPTION cannot be written: REASON (it needs about BYTES; FREE SPACE); nothing was
+// written, KEPT", instead of a failure inside HDF5's collective writes, which ends the job
+// through MPI_Abort or, if HDF5's ranks part ways inside its collective close, at the watchdog's
+// deadline. The file is truncated when HDF5 creates it, so this checks the space at that moment;
+// it does not hold it.
 void check_staged_space(const std::filesystem::path& final_path, int64_t bytes, HostGroup& group,
                         const StagedOutput& output);
 

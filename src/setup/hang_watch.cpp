@@ -42,11 +42,9 @@ void watch_for_hangs(Watchdog& watchdog, HostGroup& group, const Config& config)
     const Hdf5TryLock lock(kHdf5WaitS);
     if (!lock.owns()) throw std::runtime_error("HDF5 stayed busy in another thread");
     // Only this job's files: an earlier attempt in the same run.dir left its own.
-    JobFlights flights = flights_of_job(read_flight_directory(directory), job);
-    std::string text = analyse_flights(std::move(flights.flights), world_size).text;
-    if (!flights.left_out.empty()) text += "\n" + flights.left_out;
-    return text + fmt::format("\nflight records: {} (ddptrain inspect {})", directory.string(),
-                              directory.string());
+    return analyse_flight_directory(directory, job, world_size) +
+           fmt::format("\nflight records: {} (ddptrain inspect {})", directory.string(),
+                       directory.string());
   };
   watchdog.set_flight_output(std::move(write), std::move(explain));
 }

@@ -2,9 +2,9 @@
 # The evaluation logged during training is the evaluation of the checkpoint written at that step:
 # the CNN deck (batch-norm statistics, which each rank's steps change on its own data) at 2 ranks,
 # evaluated at step 40 and checkpointed there; `ddptrain eval` of that checkpoint, at 2 ranks and
-# at 1, prints the loss and accuracy the run logged (both at 5 decimals; evaluation with each
-# rank's own statistics differed from it in the third). checkpoint.keep_best picks by these
-# numbers, so they must be the file's.
+# at 1, prints the loss and accuracy the run logged, within 1e-5 (both are printed at 5 decimals,
+# and 1 rank sums in another order; evaluation with each rank's own statistics differed from it
+# in the third). checkpoint.keep_best picks by these numbers, so they must be the file's.
 # Usage: eval_matches_checkpoint.sh MPIEXEC DDPTRAIN DECK (DECK: inputs/cnn_images.cfg)
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
@@ -25,7 +25,16 @@ for n in 2 1; do
   evaluated=$(printf '%s\n' "$out" | grep -aoP '^eval: \Kloss .*?(?= +\()') ||
     fail "eval on $n rank(s) printed no result: $out"
   echo "eval on $n rank(s): $evaluated"
-  [[ $evaluated == "$logged" ]] ||
+  # "loss L  accuracy A": each number within 1e-5, checked as numbers (a NaN fails).
+  /usr/bin/python3 - "$logged" "$evaluated" <<'PY' ||
+import math
+import sys
+logged, evaluated = (s.split() for s in sys.argv[1:3])
+ok = len(logged) == len(evaluated) and all(
+    a == b if not a[0].isdigit() else abs(float(a) - float(b)) <= 1e-5 and math.isfinite(float(a))
+    for a, b in zip(logged, evaluated))
+sys.exit(0 if ok else 1)
+PY
     fail "eval of the checkpoint on $n rank(s) says '$evaluated', the run logged '$logged'"
 done
 echo "the logged evaluation is the checkpoint's"

@@ -87,6 +87,8 @@ took=$((SECONDS - start))
 echo "stopped rank: exit code $rc after $took s"
 grep -a -A12 "collective hung" "$work/stop.txt" | grep -v "^--"
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/stop.txt")"
+# (The training collective's paced deadline is the floor here, and the watchdog looks at paced
+# deadlines before it asks its silence question: the pace's wording, not the silence's.)
 grep -aq "collective hung: '.*' at step [0-9]* did not complete within 30.0 s (dist.hang_factor = 5 x the slowest recent step" \
   "$work/stop.txt" || fail "the report does not say the hang rule found it"
 [[ -f $work/stop/flight/rank_00000.h5 && -f $work/stop/flight/rank_00002.h5 ]] ||

@@ -15,9 +15,10 @@ timeout 120 "$mpiexec" -np 4 --oversubscribe --bind-to none "$probe" </dev/null 
 echo "exit code $rc"
 grep -a -A6 "collective timed out" "$out" || true
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5"
-# expect_line REGEX WHAT: a line of the output matches REGEX (extended, whole line).
+# expect_line REGEX WHAT: a line of the output matches REGEX (extended). Not the whole line: Open
+# MPI 5's warnings from other ranks can land on the same line (a Debian 13 run failed so once).
 expect_line() {
-  grep -aqxE "$1" "$out" || fail "the report does not $2"
+  grep -aqE "$1" "$out" || fail "the report does not $2"
 }
 expect_line "\[rank [01] [^]]+\] ddptrain: error: collective timed out: 'all-reduce #7' at step 41 did not complete within dist.timeout_s = 2 s" \
   "name the collective, the step and the deadline (from rank 0 or 1)"

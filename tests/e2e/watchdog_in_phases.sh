@@ -37,18 +37,22 @@ wait_for_line() {
   done
 }
 
-# stopped_in PHASE_OPTIONS...: rank 2 held (10 min) at the start of the phase at step 20, then
-# stopped; the job must end by the hang rule.
+# stopped_in PHASE HELD WHAT PATTERN OPTIONS...: rank 2, held in the phase at step 20 by the
+# settings HELD ("VARIABLE=VALUE ...", rank 2's environment only) until it prints WHAT, is
+# stopped; the job must end by the hang rule within the guard, with a report whose first line
+# matches PATTERN (what the other ranks wait in).
 stopped_in() {
-  local phase=$1
-  shift
-  DDPTRAIN_TEST_HOLD_PHASES=2:600000 "$mpiexec" -np 3 --oversubscribe --bind-to none \
-    -x DDPTRAIN_TEST_HOLD_PHASES "$ddptrain" train "$deck" --run.dir="$work/run" \
-    --train.steps=1000000 --log.every=10 --log.progress=lines "$@" >"$work/out.txt" 2>&1 &
+  local phase=$1 held=$2 what=$3 pattern=$4
+  shift 4
+  HELD=$held "$mpiexec" -np 3 --oversubscribe --bind-to none -x HELD \
+    bash -c '[[ $OMPI_COMM_WORLD_RANK == 2 ]] && export $HELD
+             exec "$@"' ddptrain-rank "$ddptrain" train "$deck" --run.dir="$work/run" \
+    --train.steps=1000000 --log.every=10 --log.progress=lines "$@" </dev/null >"$work/out.txt" 2>&1 &
   launcher=$!
-  wait_for_line "$work/out.txt" "test hook: sleeping 600.000 s at the start of '$phase'" 120 ||
+  wait_for_line "$work/out.txt" "$what" 120 ||
     fail "rank 2 was not held in '$phase': $(tail -5 "$work/out.txt")"
   stopped=$(rank_pid "$launcher" 2) || fail "no rank 2"
+  [[ -n $stopped ]] || fail "no pid for rank 2"
   kill -STOP "$stopped"
   local start=$SECONDS
   wait_guarded "$launcher" 120 || fail "still running 120 s after rank 2 stopped: no hang found"
@@ -57,7 +61,7 @@ stopped_in() {
   grep -a -A8 "collective hung\|timed out" "$work/out.txt" | grep -av "^--"
   [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/out.txt")"
   if grep -aq "timed out" "$work/out.txt"; then fail "dist.timeout_s ended it, not the hang rule"; fi
-  grep -aq "collective hung: '$phase' at step 20 had waited [0-9.]* s, and rank(s) 2 gave no answer, twice running (the hang rule: past dist.hang_floor_s = 30 s" \
+  grep -aq "collective hung: $pattern, and rank(s) 2 gave no answer, twice running (the hang rule: past dist.hang_floor_s = 30 s" \
     "$work/out.txt" || fail "the report does not say that the hang rule found rank 2 silent in '$phase'"
   grep -aq "^ranks that did not arrive: 2$" "$work/out.txt" || fail "the report does not name rank 2"
   grep -aq "rank 2 (.*): no answer" "$work/out.txt" || fail "the report does not say rank 2 is silent"
@@ -67,10 +71,19 @@ stopped_in() {
 
 case $case in
   evaluation)
-    stopped_in "evaluation at step 20" --data.val_fraction=0.1 --eval.every=20 --checkpoint.every=0
+    # Ranks 0 and 1 wait in the evaluation's all-reduce: the report names it, and the phase.
+    stopped_in "evaluation at step 20" DDPTRAIN_TEST_HOLD_PHASES=2:600000 \
+      "test hook: sleeping 600.000 s at the start of 'evaluation at step 20'" \
+      "'MPI all_reduce #[0-9]* ([0-9]* x Double)' at step 20 had waited [0-9.]* s inside 'evaluation at step 20'" \
+      --data.val_fraction=0.1 --eval.every=20 --checkpoint.every=0
     ;;
   checkpoint)
-    stopped_in "checkpoint write at step 20" --checkpoint.every=20
+    # Ranks 0 and 1 wait inside parallel HDF5's create: the report names the phase.
+    stopped_in "checkpoint write at step 20" \
+      "LD_PRELOAD=$fail_writes DDPT_FAIL_WRITES_UNDER=$work/run/checkpoints DDPT_FAIL_WRITES_AFTER=$((1 << 40)) DDPT_SLOW_OPEN_SECONDS=600" \
+      "fail_writes: holding the open of $work/run/checkpoints/.step_00000020.h5.tmp" \
+      "'checkpoint write at step 20' at step 20 had waited [0-9.]* s" \
+      --checkpoint.every=20
     ;;
   slow_fsync)
     rc=0

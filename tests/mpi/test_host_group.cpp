@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/host_group.hpp"
@@ -54,6 +56,33 @@ TEST(HostGroup, WatchedAndDuplicatedGroupsAgree) {
     ASSERT_EQ(other.min("duplicate", i + group.rank()), i);
   }
   group.barrier("end");
+}
+
+// A thread's group numbers its agreements in a flight stream of its own, 1, 2, ... in its order,
+// however they interleave with the training thread's on each rank (one sequence for both gave
+// the same number to different agreements on different ranks).
+TEST(HostGroup, AThreadsAgreementsAreNumberedApart) {
+  Watchdog watchdog(MPI_COMM_WORLD, 60, Watchdog::Start::kAlways);  // records at 1 rank too
+  watchdog.record_flights(64);
+  HostGroup group(MPI_COMM_WORLD, &watchdog);
+  HostGroup writer = group.for_thread("checkpoint writer");
+  std::thread thread([&] {
+    for (int i = 0; i < 5; ++i) writer.barrier("writer's");
+  });
+  for (int i = 0; i < 7; ++i) group.max("training's", i);
+  thread.join();
+  std::vector<uint64_t> training, written;
+  for (const FlightRecord& record : watchdog.flight()->records()) {
+    ASSERT_EQ(record.state, FlightState::kCompleted)
+        << record.stream << " #" << record.sequence << " " << record.operation;
+    (record.stream == FlightRecorder::kTrainingStream ? training : written)
+        .push_back(record.sequence);
+    EXPECT_EQ(record.operation, record.stream == "checkpoint writer" ? "writer's" : "training's");
+  }
+  std::sort(training.begin(), training.end());
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(training, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(written, (std::vector<uint64_t>{1, 2, 3, 4, 5}));
 }
 
 }  // namespace

@@ -11,6 +11,9 @@
 //     seconds and then goes through, as on a file server that stops answering for a while.
 //   - with DDPT_SLOW_FSYNC_SECONDS=S, fsync(2) and fdatasync(2) of files there wait S seconds
 //     before they sync, as on a file server that takes that long to commit the data.
+//   - with DDPT_SLOW_OPEN_SECONDS=S, the process's first open(2) of a file there waits S seconds
+//     first, saying so on stderr ("fail_writes: holding the open of PATH for S s"), so that a
+//     test knows the process is inside a collective open (MPI-IO's, under HDF5's create).
 // Only calls made through the dynamic linker are seen (pwrite, write, ... from ddptrain, HDF5 and
 // ROMIO); glibc's own stdio writes are not.
 #define _GNU_SOURCE
@@ -18,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 
 static atomic_llong bytes_written;
 static atomic_int slowed;
+static atomic_int open_held;
 
 // True if `fd` is a file under DDPT_FAIL_WRITES_UNDER.
 static int watched(int fd) {
@@ -66,6 +71,42 @@ static int allowed(int fd, size_t count) {
     if (real == NULL) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name); \
     real;                                                                \
   })
+
+// With DDPT_SLOW_OPEN_SECONDS, the first open of a path under DDPT_FAIL_WRITES_UNDER waits.
+static void open_waits(const char* path) {
+  const char* slow = getenv("DDPT_SLOW_OPEN_SECONDS");
+  const char* dir = getenv("DDPT_FAIL_WRITES_UNDER");
+  if (slow == NULL || *slow == '\0' || dir == NULL || *dir == '\0' || path == NULL) return;
+  const size_t prefix = strlen(dir);
+  if (strncmp(path, dir, prefix) != 0 || (path[prefix] != '/' && path[prefix] != '\0')) return;
+  if (atomic_exchange(&open_held, 1) != 0) return;
+  fprintf(stderr, "fail_writes: holding the open of %s for %s s\n", path, slow);
+  fflush(stderr);
+  sleep((unsigned)atoi(slow));
+}
+
+// open's third argument is there only when a file may be created.
+static mode_t mode_of(int flags, va_list arguments) {
+  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(arguments, mode_t) : 0;
+}
+
+int open(const char* path, int flags, ...) {
+  va_list arguments;
+  va_start(arguments, flags);
+  const mode_t mode = mode_of(flags, arguments);
+  va_end(arguments);
+  open_waits(path);
+  return NEXT(open)(path, flags, mode);
+}
+
+int open64(const char* path, int flags, ...) {
+  va_list arguments;
+  va_start(arguments, flags);
+  const mode_t mode = mode_of(flags, arguments);
+  va_end(arguments);
+  open_waits(path);
+  return NEXT(open64)(path, flags, mode);
+}
 
 ssize_t write(int fd, const void* buffer, size_t count) {
   if (!allowed(fd, count)) return -1;

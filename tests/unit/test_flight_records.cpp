@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "comm/flight_analysis.hpp"
 #include "comm/flight_recorder.hpp"
+#include "h5/h5_file.hpp"
 #include "io/flight_file.hpp"
 
 namespace ddpt {
@@ -203,7 +205,7 @@ TEST(FlightFile, ReadsBackWhatWasWritten) {
   write_flight_file(directory, written);
   write_flight_file(directory, flight_of(0, 0));  // no records at all
   EXPECT_TRUE(is_flight_directory(directory));
-  const std::vector<RankFlight> read = read_flight_directory(directory);
+  const std::vector<RankFlight> read = read_flight_directory(directory).flights;
   ASSERT_EQ(read.size(), 2u);
   EXPECT_TRUE(read[0].records.empty());
   const RankFlight& back = read[1];
@@ -228,6 +230,57 @@ TEST(FlightFile, ReadsBackWhatWasWritten) {
     EXPECT_EQ(a.ended_s, b.ended_s);
     EXPECT_EQ(a.state, b.state);
   }
+  std::filesystem::remove_all(directory);
+}
+
+// A format-1 file (no stream, no job: written before both existed) of 4 ranks, as that format's
+// writer laid it out.
+void write_format_1_file(const std::filesystem::path& path, int rank) {
+  H5File file = H5File::create(path.string(), MPI_COMM_NULL);
+  file.write_attribute("format", std::string("ddptrain flight records 1"));
+  file.write_attribute("rank", static_cast<int64_t>(rank));
+  file.write_attribute("world_size", int64_t{4});
+  file.write_attribute("host", std::string("old"));
+  file.write_attribute("step", int64_t{3});
+  file.write_attribute("written_s", 1.0e9);
+  file.write_tensor("sequence", torch::tensor({int64_t{1}}), true);
+  file.write_tensor("bytes", torch::tensor({int64_t{8}}), true);
+  for (const char* name : {"queued_s", "started_s", "ended_s"}) {
+    file.write_tensor(name, torch::tensor({1.0e9}, torch::kDouble), true);
+  }
+  file.write_strings("operation", {"all_reduce"});
+  file.write_strings("dtype", {"Float"});
+  file.write_strings("backend", {"MPI"});
+  file.write_strings("state", {"completed"});
+  file.close();
+}
+
+// The files of other jobs, of the older format, and files that are no flight file at all are left
+// out of the analysis, and named; the newest job's are analysed.
+TEST(FlightFile, OneJobIsAnalysedAndTheRestNamed) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("ddptrain_flights_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(directory);
+  write_flight_file(directory, flight_of(0, 5, 1));
+  write_flight_file(directory, flight_of(2, 5, 1));
+  write_format_1_file(directory / "rank_00003.h5", 3);
+  std::ofstream(directory / "rank_00001.h5") << "not HDF5";
+  const FlightDirectory read = read_flight_directory(directory);
+  ASSERT_EQ(read.flights.size(), 3u);
+  EXPECT_EQ(read.flights[2].job, "format 1, 4 ranks");
+  EXPECT_EQ(read.flights[2].records.at(0).stream, kTraining);
+  ASSERT_EQ(read.unreadable.size(), 1u);
+  EXPECT_NE(read.unreadable[0].find("rank_00001.h5"), std::string::npos);
+  const std::string text = analyse_flight_directory(directory);
+  EXPECT_NE(text.find("flight records of rank(s) 0, 2 of 3; no file from rank(s) 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("left out 1 flight file(s) of other jobs: rank 3 of a job of 4 ranks"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("left out 1 flight file(s) that could not be read: rank_00001.h5"),
+            std::string::npos)
+      << text;
   std::filesystem::remove_all(directory);
 }
 
