@@ -3,8 +3,9 @@
 # ranks' flight records (run.dir/flight, `ddptrain inspect`). At 3 ranks:
 #  1. Rank 1 leaves out one bucket's all-reduce (DDPTRAIN_TEST_SKIP_ALL_REDUCE=1:8): the analysis
 #     names the first number where the ranks' collectives differ, and both collectives.
-#  2. SIGSTOP to rank 1 after the warm-up, default settings: exit code 5 with a report saying that
-#     the hang rule found it, max(dist.hang_floor_s = 30 s, 5 x the step time) (the rule under
+#  2. SIGSTOP to rank 1 after the warm-up, dist.hang_floor_s = 10 s (the default 30 s is
+#     watchdog_in_phases_*'s): exit code 5 with a report saying that the hang rule found it,
+#     max(dist.hang_floor_s, 5 x the step time) (the rule under
 #     test: without it, dist.timeout_s = 600 s would end the job, with another report; the time
 #     taken is printed, not asserted), flight files from ranks 0 and 2 and none from
 #     rank 1, and an analysis that names rank 1, the collective's number and its operation; the
@@ -61,7 +62,7 @@ assert sizes[0] == sizes[2] != sizes[1], f"sizes {sizes}: rank 1's should differ
 print(f"collective #{number}: ranks 0 and 2 in an all_reduce of {sizes[0]} B, rank 1 in one of {sizes[1]} B")
 PY
 
-# 2. A stopped rank, default settings, beside files of other jobs: part 1's rank 1 (a job of the
+# 2. A stopped rank, beside files of other jobs: part 1's rank 1 (a job of the
 # same size) and a rank 5 of a job of 6 ranks.
 mkdir -p "$work/stop/flight"
 cp "$work/skip/flight/rank_00001.h5" "$work/stop/flight/rank_00001.h5"
@@ -75,7 +76,7 @@ with h5py.File(sys.argv[1], "r+") as f:
 PY
 "$mpiexec" -np 3 --oversubscribe --bind-to none "$ddptrain" train "$deck" --run.dir="$work/stop" \
   --train.steps=1000000 --checkpoint.every=0 --log.every=100 --log.progress=lines \
-  >"$work/stop.txt" 2>&1 &
+  --dist.hang_floor_s=10 >"$work/stop.txt" 2>&1 &
 launcher=$!
 wait_for_line "$work/stop.txt" "step \+300/" 120 || fail "training did not reach step 300: $(tail -5 "$work/stop.txt")"
 stopped=$(rank_pid "$launcher" 1) || fail "no rank 1"
@@ -89,7 +90,7 @@ grep -a -A12 "collective hung" "$work/stop.txt" | grep -v "^--"
 [[ $rc -eq 5 ]] || fail "exit code $rc, expected 5: $(tail -5 "$work/stop.txt")"
 # (The training collective's paced deadline is the floor here, and the watchdog looks at paced
 # deadlines before it asks its silence question: the pace's wording, not the silence's.)
-grep -aq "collective hung: '.*' at step [0-9]* did not complete within 30.0 s (dist.hang_factor = 5 x the slowest recent step" \
+grep -aq "collective hung: '.*' at step [0-9]* did not complete within 10.0 s (dist.hang_factor = 5 x the slowest recent step" \
   "$work/stop.txt" || fail "the report does not say the hang rule found it"
 [[ -f $work/stop/flight/rank_00000.h5 && -f $work/stop/flight/rank_00002.h5 ]] ||
   fail "no flight files from the live ranks 0 and 2: $(ls "$work/stop/flight" 2>&1)"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The hang rule's and the flight recorder's off switches, end to end, each with rank 1 stopped
 # (SIGSTOP) at step 100 of 3 ranks:
-#   1. dist.hang_factor = 0 with dist.hang_floor_s = 1: only dist.timeout_s (20 s) ends the job
-#      (exit 5, "collective timed out ... within dist.timeout_s = 20 s"); with the rule on, the
+#   1. dist.hang_factor = 0 with dist.hang_floor_s = 1: only dist.timeout_s (8 s) ends the job
+#      (exit 5, "collective timed out ... within dist.timeout_s = 8 s"); with the rule on, the
 #      1 s floor would have called a hang ("collective hung") first.
 #   2. dist.flight_records = 0 with dist.hang_floor_s = 2: the hang rule ends the job (exit 5,
 #      "collective hung"), and no rank writes flight records: no run.dir/flight, no analysis in
@@ -42,8 +42,8 @@ stop_rank_1() {
   stopped=
 }
 
-stop_rank_1 factor_0 --dist.hang_factor=0 --dist.hang_floor_s=1 --dist.timeout_s=20
-grep -aq "collective timed out: '.*' at step [0-9]* did not complete within dist.timeout_s = 20 s" \
+stop_rank_1 factor_0 --dist.hang_factor=0 --dist.hang_floor_s=1 --dist.timeout_s=8
+grep -aq "collective timed out: '.*' at step [0-9]* did not complete within dist.timeout_s = 8 s" \
   "$work/factor_0.txt" || fail "factor_0: the report does not say dist.timeout_s ended it"
 if grep -aq "collective hung" "$work/factor_0.txt"; then fail "factor_0: the hang rule called it"; fi
 
