@@ -69,7 +69,7 @@ for label in "${labels[@]}" "(none)"; do
     ((++count[run], ++count[${status_of[$n]}]))
   done
   [[ $label == "(none)" ]] && ((count[run] == 0)) && continue
-  printf '  %-7s %4d run: %4d passed, %3d skipped, %3d failed%s\n' "$label" "${count[run]}" \
+  printf '  %-10s %4d run: %4d passed, %3d skipped, %3d failed%s\n' "$label" "${count[run]}" \
     "${count[passed]}" "${count[skipped]}" "${count[failed]}" \
     "${excused[$label]:+  (skips expected: ${excused[$label]})}"
 done
