@@ -60,6 +60,12 @@ void tune_process() {
   // directly with OMPI_MCA_io=ompio and =romio321 in turns; 2-core VM, HDF5 1.10, Open MPI 4.1).
   // Other MPIs (MPICH, Cray MPICH, Intel MPI) have only ROMIO and ignore this.
   setenv("OMPI_MCA_io", "^ompio", /*overwrite=*/0);
+  // A process started without mpirun or srun (`inspect`, `make-data`, `--help`, a usage error, a
+  // 1-rank run) is an MPI singleton, for which Open MPI 4 forks its orted daemon; the daemon serves
+  // only MPI_Comm_spawn and connect/accept, which ddptrain never calls, and slows each such start
+  // (benchmarks.md, "Start-up"). Launched ranks do not read this parameter; Open MPI 5 starts no
+  // daemon for a singleton.
+  setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
   keep_freed_memory();
 }
 

@@ -5,6 +5,7 @@ namespace ddpt {
 
 // Each setting applies only where the user has not set it already (environment variables win):
 // - Open MPI's MPI-IO through ROMIO, not OMPIO: checkpoints write and read faster.
+// - A process started without a launcher starts no Open MPI daemon beside it.
 // - glibc malloc keeps freed memory for reuse instead of returning large blocks to the kernel
 //   and faulting their pages in again at the next step (see process_tuning.cpp).
 // Open MPI's mpi_yield_when_idle is left to Open MPI, which turns it on where mpirun places more
