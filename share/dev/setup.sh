@@ -56,6 +56,11 @@ $build_only || packages+=(
   python3 python3-torch python3-h5py python3-matplotlib
   slurm-wlm slurmctld slurmd slurm-client munge lmod
 )
+# The formatting check (tests/lint/formatting.sh) asks the clang-format the style was set with,
+# Debian 12's; another Debian's version would format some lines otherwise.
+if ! $build_only && [[ $(. /etc/os-release && echo "${VERSION_CODENAME:-}") == bookworm ]]; then
+  packages+=(clang-format-14)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
