@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "ddp/releasable_storage.hpp"
 #include "runtime/process_tuning.hpp"
 #include "util/error.hpp"
+#include "util/releasable_storage.hpp"
 
 namespace ddpt {
 

@@ -7,7 +7,7 @@
 // Each unit's parameters are views of one flat buffer, padded to a multiple of the world size and
 // cut into one block per rank as the unit's gradient bucket is (ddp/shard_plan.hpp). Rank r keeps
 // block r of every unit (its shard, which its optimizer updates in place) and the buffer's memory
-// exists only while the unit is gathered (ddp/releasable_storage.hpp). The root unit (embeddings,
+// exists only while the unit is gathered (util/releasable_storage.hpp). The root unit (embeddings,
 // final norm, head; one buffer per bucket) is gathered at the start of a forward and held until
 // its gradients are in. Under autocast a block's weights are cast when its unit is gathered for a
 // forward, and the casts go and come back with the unit (ddp/unit_casts.hpp).
@@ -32,12 +32,12 @@
 
 #include "comm/communicator.hpp"
 #include "ddp/rank_waits.hpp"
-#include "ddp/releasable_storage.hpp"
 #include "ddp/shard_plan.hpp"
 #include "ddp/unit_casts.hpp"
 #include "ddp/unit_plan.hpp"
-#include "ddp/unit_runner.hpp"
+#include "models/unit_runner.hpp"
 #include "util/named_tensor.hpp"
+#include "util/releasable_storage.hpp"
 
 namespace ddpt {
 

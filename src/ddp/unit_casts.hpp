@@ -12,7 +12,7 @@
 // cache, autograd and what the operations save refer to; as the parameters are views of the
 // unit's gathered buffer, ddp/sharded_parameters.hpp). The buffer's memory goes when the unit is
 // released and is cast again from the gathered weights before the unit's backward, where anything
-// saved the casts (ddp/releasable_storage.hpp); a cast whose memory is gone is never read in
+// saved the casts (util/releasable_storage.hpp); a cast whose memory is gone is never read in
 // between, since the unit's weights are gone with it.
 #pragma once
 
@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ddp/releasable_storage.hpp"
+#include "util/releasable_storage.hpp"
 
 namespace ddpt {
 

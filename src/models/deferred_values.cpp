@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "ddp/releasable_storage.hpp"
 #include "runtime/process_tuning.hpp"
 #include "util/error.hpp"
 #include "util/generator_state.hpp"
+#include "util/releasable_storage.hpp"
 
 namespace ddpt {
 namespace {

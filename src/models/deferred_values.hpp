@@ -53,7 +53,7 @@ class DeferredValues {
 };
 
 // The parameters of `module` (and its submodules) left without memory, shapes kept
-// (ddp/releasable_storage.hpp), and the memory handed back.
+// (util/releasable_storage.hpp), and the memory handed back.
 void release_parameters(torch::nn::Module& module);
 
 // What a built-in model's constructor does around each unit it builds, by its ParameterValues.

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "ddp/unit_runner.hpp"
 #include "models/deferred_values.hpp"
+#include "models/unit_runner.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "ddp/unit_runner.hpp"
+#include "models/unit_runner.hpp"
 
 namespace torch::jit {
 struct GraphFunction;

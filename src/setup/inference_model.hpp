@@ -11,10 +11,10 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "data/dataset.hpp"
+#include "ddp/sharded_model.hpp"
 #include "ddp/sharded_parameters.hpp"
 #include "h5/h5_dataset.hpp"
 #include "models/model.hpp"
-#include "models/sharded_model.hpp"
 #include "runtime/job.hpp"
 #include "train/sharded_weights.hpp"
 

@@ -2,7 +2,9 @@
 """Rules of the source tree that a compiler does not check.
 
 1. Layers: a file in src/LAYER/ includes only its own layer and the layers below it:
-   util -> config -> runtime -> comm, h5 -> ddp -> data -> models -> train -> io -> setup -> app.
+   util -> config -> runtime -> comm, h5 -> data -> models -> ddp -> train -> io -> setup -> app.
+   The engine (ddp/) sits above the models it runs: a model calls its blocks through the
+   interface models/unit_runner.hpp, which ddp/ implements.
 2. Length: no function body in src/ is longer than 60 lines, apart from the declarative option
    table (config/parse_config.cpp's make_table).
 3. Agreements: outside comm/ and runtime/, no MPI collective is called directly (nor the raw
@@ -24,7 +26,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["util", "config", "runtime", "comm", "h5", "ddp", "data", "models", "train", "io",
+LAYERS = ["util", "config", "runtime", "comm", "h5", "data", "models", "ddp", "train", "io",
           "setup", "app"]
 # Layers side by side: neither includes the other.
 PEERS = {frozenset({"comm", "h5"})}

@@ -3,7 +3,6 @@
 // guard.
 #include <gtest/gtest.h>
 
-#include "ddp/releasable_storage.hpp"
 #include "models/autocast.hpp"
 #include "models/cnn.hpp"
 #include "models/gpt.hpp"
@@ -14,6 +13,7 @@
 #include "train/task_loss.hpp"
 #include "util/error.hpp"
 #include "util/generator_state.hpp"
+#include "util/releasable_storage.hpp"
 
 namespace ddpt {
 namespace {

@@ -1,9 +1,9 @@
 // ZeRO-3's units (ddp/unit_plan.hpp) and the memory they come and go in
-// (ddp/releasable_storage.hpp).
+// (util/releasable_storage.hpp).
 #include <gtest/gtest.h>
 
-#include "ddp/releasable_storage.hpp"
 #include "ddp/unit_plan.hpp"
+#include "util/releasable_storage.hpp"
 
 namespace ddpt {
 namespace {

@@ -1,4 +1,4 @@
-#include "ddp/releasable_storage.hpp"
+#include "util/releasable_storage.hpp"
 
 #include "util/error.hpp"
 
