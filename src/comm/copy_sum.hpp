@@ -5,8 +5,8 @@
 // Compiled for AVX-512, for AVX2 and for the baseline x86-64, and picked by the CPU's features
 // once, as h5_fletcher32 does. Why: the binary is built for the baseline (it must run on any node),
 // and there the squares, taken in double, cost about as much as the sum itself. One rank's share of
-// the scaling MLP's reduce-scatter at 2 ranks (0.53 M and 0.66 M floats) took 203 + 258 us at the
-// baseline and 124 + 155 us with AVX-512 (ddptrain-bench copy-sum, 2-core AMD EPYC VM).
+// the scaling MLP's reduce-scatter at 2 ranks took markedly less time with AVX-512 than at the
+// baseline (benchmarks.md, "Choices measured": copy-sum per instruction set).
 // Every path gives the same bits: the copies are added in rank order one element at a time, and the
 // squares go to SumOfSquares' fixed lanes, in a file built without fused multiply-adds.
 #pragma once

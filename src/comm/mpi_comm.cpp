@@ -242,7 +242,8 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
   const int count = checked_count(tensor);
   // A blocking all-reduce on the communication thread: Open MPI's tuned shared-memory and
   // network algorithms run at full speed, where MPI_Iallreduce (libnbc) progresses only inside
-  // MPI_Test calls; measured 8 ms vs 2 ms of exposed wait per step on the scaling MLP.
+  // MPI_Test calls and left several times more wait exposed in each step of the scaling MLP
+  // (benchmarks.md, "Choices measured": blocking all-reduce).
   return submit_collective(next_collective("all_reduce", kMpi, tensor), [this, tensor, count, type,
                                                                          sum, op]() mutable {
     if (size_ > 1) {

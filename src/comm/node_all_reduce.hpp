@@ -10,16 +10,17 @@
 // at the lowest priority, so a rank sums with cycles its own compute leaves over.
 // Why chunks taken by whoever is free, and not rank r summing block r: the rank whose backward
 // ends first sums what the others have handed over while it would only wait, and the last rank
-// finds the earlier buckets done. The ranks' cores are never exactly as fast (2-10% apart on
-// the 2-core VM); with fixed blocks the slowest rank did its share on top of its own longer
-// backward, and every step waited for it.
+// finds the earlier buckets done. The ranks' cores are never exactly as fast (a few percent apart
+// on the 2-core VM: benchmarks.md, "Choices measured": node-shared sums); with fixed blocks the
+// slowest rank did its share on top of its own longer backward, and every step waited for it.
 // Each element is added in rank order by one thread, so every copy ends bitwise equal, whoever
 // summed it. No data is copied in or out: each value is read once and written where it lands.
 //
 // Why shared memory at all: on a node, MPI_Allreduce moves the data through its own buffers
 // (Open MPI's vader: copy in, copy out, or a kernel copy per message) and busy-polls while it
 // waits, and at 2 ranks on 2 cores that time comes straight out of compute. In training, this
-// made the scaling MLP at 2 ranks 1.23x faster than MPI_Allreduce (README, Benchmarks).
+// made the scaling MLP at 2 ranks faster than MPI_Allreduce did (benchmarks.md, "Choices
+// measured": node-shared sums).
 //
 // ZeRO-1 (ddp.zero = 1) uses the same buffers for a reduce-scatter: block r's sum is written into
 // rank r's own copy only (in place), so a rank's block of its bucket becomes its summed gradient,

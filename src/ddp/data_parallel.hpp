@@ -4,10 +4,10 @@
 // With ZeRO-1 or 2 on one node (MPI, ddp.shared_memory), the parameters move into one copy that the
 // node's ranks share: each rank's optimizer updates its block of that copy in place, so no rank
 // gathers the others' updates, and the forward and backward of all ranks read the same weights.
-// (On the 2-core VM this was 1.20x faster than ZeRO-1's all-gather, and sometimes slower than
-// plain data parallel: README, Benchmarks.) Ordering: a rank updates only after every rank's
-// backward is done (the gradient reductions wait for all), and a rank starts the next forward
-// only after every rank's update (Reducer::all_gather_parameters).
+// (On the 2-core VM this was faster than ZeRO-1's all-gather, and sometimes slower than plain
+// data parallel: benchmarks.md, "Choices measured": shared ZeRO-1 parameters.) Ordering: a rank
+// updates only after every rank's backward is done (the gradient reductions wait for all), and a
+// rank starts the next forward only after every rank's update (Reducer::all_gather_parameters).
 #pragma once
 
 #include <memory>

@@ -416,10 +416,10 @@ bool Reducer::gradients_finite() const {
   if (buckets_.empty()) return true;
   torch::NoGradGuard no_grad;
   // A sum is finite only if every value is (a NaN or an inf stays in the sum), so one vectorised
-  // pass without temporaries answers the common case: 0.1 ms for 2.37M values at one thread,
-  // against 4.7 ms for isfinite(...).all(), which was a third of the scaling MLP's step. A sum
-  // that is not finite may still come from finite values that overflow it: then every value is
-  // checked.
+  // pass without temporaries answers the common case, far faster than isfinite(...).all(), which
+  // was a third of the scaling MLP's step (benchmarks.md, "Choices measured": finite check by
+  // sums). A sum that is not finite may still come from finite values that overflow it: then
+  // every value is checked.
   std::vector<torch::Tensor> sums;  // one per bucket, read back with one synchronisation
   for (const auto& bucket : buckets_) sums.push_back(bucket.buffer.sum(torch::kFloat));
   if (read_bool(torch::isfinite(torch::stack(sums)).all())) return true;

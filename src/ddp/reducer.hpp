@@ -99,9 +99,9 @@ struct ReducerOptions {
 // hook on the parameter's gradient accumulator (which then receives nothing to add), or written
 // there by the operation itself (ddpt::linear's weight product on CPUs, through GradientSlots). A
 // slot that receives no gradient is zeroed when the backward ends. One pass instead of a fill,
-// the operation's write and the add: the scaling MLP ran 1.13x faster at 1 rank and 1.11x at 2 on
-// the 2-core machine (README, Benchmarks); on a GPU it saves the fill of every bucket (GPT-2 124M:
-// 0.5 GB) and the read of the zeros.
+// the operation's write and the add: the scaling MLP ran faster at 1 rank and at 2 on the 2-core
+// machine (benchmarks.md, "Choices measured": gradients written, not added); on a GPU it saves the
+// fill of every bucket (GPT-2 124M: 0.5 GB) and the read of the zeros.
 class Reducer final : public GradientSlots {
  public:
   // `params`: the trainable parameters (requires_grad leaves) in registration order.

@@ -303,7 +303,8 @@ std::vector<ElementBox> element_boxes(const std::vector<int64_t>& shape, int64_t
 
 // Each box is read or written on its own, with a memory space of the box's shape: HDF5 then maps
 // the box to a contiguous stretch of memory directly. (One call with a union of hyperslabs and a
-// 1-D memory space took 4x as long to write a 1.26 GB ZeRO-1 checkpoint.)
+// 1-D memory space took several times as long to write a ZeRO-1 checkpoint: benchmarks.md,
+// "Choices measured": boxes one by one.)
 void H5Dataset::transfer_elements(int64_t first, const torch::Tensor& values, bool write) const {
   const std::vector<ElementBox> boxes = element_boxes(shape_, first, values.numel());
   // A collective write is one H5Dwrite per box on every rank: every rank makes the most calls a

@@ -22,9 +22,9 @@ constexpr unsigned kSwmrReadAttempts = probe::kSwmrReadAttempts;
 // MPI-IO hints for files ddptrain writes collectively (checkpoints, predictions), freed with it.
 // ROMIO's data sieving for writes: a write whose file view has holes (HDF5 writes a dataset's
 // chunks with one datatype over their addresses) is done as read, modify, write of the whole
-// extent. Every checkpoint was read back whole as it was written: 1.26 GB of pread beside 2.5 GB
-// of pwrite for a 1.26 GB file (strace -f of one checkpoint of share/dev/bench/zero_checkpoint.sh's
-// model at 1 rank). Without it ROMIO writes each contiguous piece (a whole chunk) as it is.
+// extent. Every checkpoint was read back whole as it was written (benchmarks.md, "Choices
+// measured": no data sieving for writes). Without it ROMIO writes each contiguous piece (a whole
+// chunk) as it is.
 // Other MPI-IO layers ignore hints they do not know.
 class WriteHints {
  public:

@@ -1,10 +1,10 @@
 // HDF5's Fletcher32 checksum, computed faster, for HDF5's own Fletcher32 filter.
 //
 // Every dataset ddptrain writes carries HDF5's Fletcher32 filter (DESIGN.md), and every read
-// verifies it. HDF5 computes the sum one 16-bit word at a time (5.5 GB/s on the 2-core AVX-512
-// machine): writing a 353 MB checkpoint spent about 0.06 s in it, against 0.14-0.21 s for dd to
-// write and sync the same bytes (share/dev/bench/checkpoint_io.sh), and loading it as much again.
-// fletcher32() computes the same value, exactly, with vector instructions (25 GB/s there).
+// verifies it. HDF5 computes the sum one 16-bit word at a time: in writing a checkpoint that took
+// a sizeable part of the time dd takes to write and sync the same bytes, and as much again in
+// loading it. fletcher32() computes the same value, exactly, with vector instructions, several
+// times faster (benchmarks.md, "Choices measured": Fletcher32 vectorised).
 //
 // How HDF5's filter gets it: the filter calls the library function H5_checksum_fletcher32, which
 // libhdf5 exports and calls through the dynamic linker, so this file's definition of that function

@@ -16,8 +16,8 @@ constexpr const char* kTorchDtypeAttribute = "torch_dtype";
 
 // Chunks of at most this size for whole tensors (checkpoints): HDF5 chunks must stay under
 // 4 GiB, and smaller chunks bound the memory a reader needs for one checksum verification.
-// Measured with share/dev/bench/checkpoint_io.sh (353 MB, Fletcher32, HDF5 1.10): 4 MiB chunks
-// write in 0.66 s at 1 rank and 0.46 s at 2, 16 MiB chunks in 1.42 s and 1.44 s.
+// A checkpoint in 4 MiB chunks also wrote much faster than in 16 MiB ones, at 1 rank and at 2
+// (benchmarks.md, "Choices measured": 4 MiB chunks).
 constexpr int64_t kTensorChunkBytes = int64_t{4} << 20;
 
 }  // namespace

@@ -34,8 +34,9 @@ class StateSnapshot : public StateWriter {
   // `copy`: take host copies of the tensors (for a replay after training has moved on).
   // `host_memory`: buffers to copy into, taken in call order where shape and type match (a written
   // snapshot's release_host_memory(), or allocate_host_memory()), instead of allocating and
-  // faulting in fresh memory during the stall: on the 2-core machine a first copy of 1.26 GB into
-  // fresh memory took 2.05 s, into touched memory 0.15 s.
+  // faulting in fresh memory during the stall: on the 2-core machine a first copy into fresh
+  // memory took many times as long as into touched memory (benchmarks.md, "Choices measured":
+  // snapshot memory touched ahead).
   StateSnapshot(int rank, bool copy, std::vector<torch::Tensor> host_memory = {});
   std::unique_ptr<StateWriter> group(const std::string& name) override;
   void tensor(const std::string& name, const torch::Tensor& value) override;

@@ -10,11 +10,10 @@
 //     layer, copies q, k, v and y into head-major order, and runs bmm as one small GEMM per
 //     matrix behind a select(); the fused kernel reads q, k, v in place, computes only the
 //     columns each causal row needs, and writes y and the gradient of qkv in place. Forward and
-//     backward take 2.4-2.8x less time at gpt_ddp.sh's shape, 4.4-4.8x at the gpt_tokens deck's
-//     and 3-3.7x for a GPT-2-small layer at 1024 tokens (build/bin/ddptrain-bench attention, 1
-//     thread, several runs on a noisy 2-core machine, LibTorch 1.13). Taken on LibTorch 2.x too,
-//     so that the CPU numbers do not depend on the LibTorch version (its speed against 2.x's
-//     scaled_dot_product_attention on a CPU is not measured).
+//     backward take several times less time at every shape measured (benchmarks.md, "Choices
+//     measured": fused CPU attention). Taken on LibTorch 2.x too, so that the CPU numbers do not
+//     depend on the LibTorch version (its speed against 2.x's scaled_dot_product_attention on a
+//     CPU is not measured).
 //   - Otherwise (CUDA, bf16/fp16 under autocast, dropout) on LibTorch 2.x:
 //     at::scaled_dot_product_attention (flash / memory-efficient kernels).
 //   - Otherwise on LibTorch 1.x: the tensor-op reference.

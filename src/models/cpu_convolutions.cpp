@@ -22,7 +22,8 @@ struct ConvolutionCase {
 
 // Small cases of the failing kind (stride 1, channels off oneDNN's 8- and 16-channel blocks, a
 // batch of several images: one image was right) and two of the kinds that were right, so that a
-// new failure elsewhere shows too. All of them together took 19-44 ms.
+// new failure elsewhere shows too. All of them together take a few tens of milliseconds
+// (benchmarks.md, "Choices measured": convolution check).
 constexpr std::array<ConvolutionCase, 5> kCases = {{
     {4, 4, 4, 3, 1, 8},
     {4, 3, 8, 5, 1, 8},

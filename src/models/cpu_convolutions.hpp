@@ -30,9 +30,9 @@ struct CpuConvolutions {
   std::string problem;  // why oneDNN was turned off; empty when it was not
 };
 
-// Runs the check the first time (19-44 ms on the 2-core machine; it draws from its own random
-// generator, so the run's seeded one is untouched) and turns oneDNN off where it failed; later
-// calls return the same answer.
+// Runs the check the first time (a few tens of milliseconds: benchmarks.md, "Choices measured":
+// convolution check; it draws from its own random generator, so the run's seeded one is
+// untouched) and turns oneDNN off where it failed; later calls return the same answer.
 const CpuConvolutions& choose_cpu_convolutions();
 
 // Fills the CPU allocator's free memory with NaN (allocates and frees NaN tensors of the sizes a

@@ -6,11 +6,12 @@
 //     CPU. Debian's LibTorch runs its float32 products on OpenBLAS 0.3.21, which uses AVX2 kernels
 //     even on AVX-512 CPUs it does not know (and these machines pin OPENBLAS_CORETYPE=Haswell);
 //     oneDNN picks kernels by the instruction sets the CPU reports. On the 2-core AMD EPYC
-//     (AVX-512) machine a linear layer's forward and backward ran 1.83-2.05x faster on oneDNN
-//     (build/bin/ddptrain-bench linear). LibTorch already loads libdnnl (its convolutions).
+//     (AVX-512) machine a linear layer's forward and backward ran much faster on oneDNN
+//     (benchmarks.md, "Choices measured": oneDNN GEMM). LibTorch already loads libdnnl (its
+//     convolutions).
 //   - otherwise the Fortran BLAS that LibTorch itself calls (OpenBLAS through Debian's
 //     alternatives): with oneDNN capped at AVX2 (ONEDNN_MAX_CPU_ISA=AVX2) the same bench ran
-//     0.79-1.02x of OpenBLAS, so oneDNN is not taken there.
+//     oneDNN about as fast as OpenBLAS or slower, so oneDNN is not taken there.
 // The decision reads oneDNN's effective instruction set, so ONEDNN_MAX_CPU_ISA steers it too.
 #pragma once
 

@@ -53,8 +53,9 @@ class ReplicatedOptimizer final : public DistributedOptimizer {
 };
 
 // Whether ddp.zero >= 1 shards anything: on one rank there is nothing to shard, and the
-// sharded path's reduce-scatter and all-gather would only copy (the scaling MLP's step took 1.3x
-// as long). So a one-rank run with ZeRO trains unsharded; its checkpoints look the same either way.
+// sharded path's reduce-scatter and all-gather would only copy (the scaling MLP's step took
+// longer: benchmarks.md, "Choices measured": no ZeRO at one rank). So a one-rank run with ZeRO
+// trains unsharded; its checkpoints look the same either way.
 inline bool optimizer_sharded(const DdpConfig& ddp, int world_size) {
   return ddp.zero >= 1 && world_size > 1;
 }
@@ -73,8 +74,8 @@ inline ParameterValues initial_values(const DdpConfig& ddp, int world_size) {
                                              : ParameterValues::kInitialised;
 }
 // Whether ZeRO-3 prefetches the next unit (ddp.prefetch on the backend `backend_name`). On the
-// 2-core VM with MPI, prefetch ran at 0.90x of none (share/dev/bench/zero3_speed.sh): the
-// communication thread's MPI_Allgather polls on the core the compute needs.
+// 2-core VM with MPI, prefetch ran slower than none (benchmarks.md, "Choices measured": ZeRO-3
+// prefetch): the communication thread's MPI_Allgather polls on the core the compute needs.
 inline bool prefetches(const DdpConfig& ddp, const std::string& backend_name) {
   return ddp.prefetch == Prefetch::kOn ||
          (ddp.prefetch == Prefetch::kAuto && backend_name == "nccl");

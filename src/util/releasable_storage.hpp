@@ -28,11 +28,11 @@ torch::Tensor released_tensor(int64_t numel, const torch::TensorOptions& options
 // freeing it: ZeRO-3 gathers and releases every unit at every step, and malloc, as ddptrain sets
 // it (runtime/process_tuning.cpp), does not reuse a freed block for the next request of its size
 // (LibTorch's aligned allocations ask a little more), so the heap grew by about a unit per gather
-// until it held the whole model: 1.24 GiB peak at 4 ranks of zero_memory.sh's GPT against 770 MiB
-// with glibc's defaults. Kept blocks are used again whole, the smallest that is large enough, so
-// the pool holds no more blocks than were ever in use at once. Device memory is freed as
-// release_storage does: the CUDA caching allocator reuses it itself, and knows which stream still
-// reads a block.
+// until it held the whole model: a peak well above the one with glibc's defaults (benchmarks.md,
+// "Choices measured": ZeRO-3's kept blocks). Kept blocks are used again whole, the smallest that
+// is large enough, so the pool holds no more blocks than were ever in use at once. Device memory
+// is freed as release_storage does: the CUDA caching allocator reuses it itself, and knows which
+// stream still reads a block.
 class StoragePool {
  public:
   void release(const torch::Tensor& flat);
