@@ -18,6 +18,7 @@
 #include "config/config.hpp"
 #include "config/parse_config.hpp"
 #include "runtime/job.hpp"
+#include "setup/test_faults.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
 
@@ -122,7 +123,7 @@ int bench_comm(std::vector<std::string> args, MpiEnv& mpi) {
   const CollectiveBenchOptions options = take_bench_options(args);
   const Config config = parse_config(args, /*deck_optional=*/true);
   const Job job = set_up_job(config.train.threads);
-  check_one_rank_per_gpu(job);
+  check_one_rank_per_gpu(job, *faults_from_environment(job.topology.world_rank));
   const WatchedWorld world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
   const std::unique_ptr<Communicator> comm = make_communicator(
       config.ddp.backend, job.device.device, MPI_COMM_WORLD, world.watchdog.get());

@@ -12,7 +12,8 @@
 namespace ddpt {
 
 std::unique_ptr<Communicator> make_communicator(Backend backend, torch::Device device,
-                                                MPI_Comm comm, Watchdog* watchdog) {
+                                                MPI_Comm comm, Watchdog* watchdog,
+                                                FaultInjector& faults) {
   const bool want_nccl = backend == Backend::kNccl ||
                          (backend == Backend::kAuto && device.is_cuda() && nccl_compiled());
   if (!want_nccl) {
@@ -20,7 +21,7 @@ std::unique_ptr<Communicator> make_communicator(Backend backend, torch::Device d
       throw ConfigError(std::string("ddp.backend = ") + choice_name(backend) +
                         ": the MPI backend reduces host tensors; use nccl on GPUs");
     }
-    return std::make_unique<MpiComm>(comm, watchdog);
+    return std::make_unique<MpiComm>(comm, watchdog, faults);
   }
   if (!device.is_cuda()) {
     throw ConfigError("ddp.backend = nccl needs a GPU, but this rank runs on the CPU");

@@ -9,14 +9,16 @@
 #include "comm/communicator.hpp"
 #include "comm/watchdog.hpp"
 #include "config/choices.hpp"
+#include "util/fault_injector.hpp"
 
 namespace ddpt {
 
 // Collective over `comm`. Backend::kAuto: NCCL for CUDA devices when compiled in, else MPI.
 // Throws ConfigError for a backend that cannot serve `device`. `watchdog` (may be null) watches
-// every collective.
+// every collective. `faults`: a test's (util/fault_injector.hpp), which the MPI backend asks.
 std::unique_ptr<Communicator> make_communicator(Backend backend, torch::Device device,
-                                                MPI_Comm comm, Watchdog* watchdog = nullptr);
+                                                MPI_Comm comm, Watchdog* watchdog = nullptr,
+                                                FaultInjector& faults = no_faults());
 
 // Whether this build has the NCCL backend, and its version ("" if not).
 bool nccl_compiled();

@@ -171,7 +171,8 @@ NodeSumWork::Then copy_out_of_block(NodeAllReduce& node, const torch::Tensor& in
 
 }  // namespace
 
-MpiComm::MpiComm(MPI_Comm comm, Watchdog* watchdog) : watchdog_(watchdog) {
+MpiComm::MpiComm(MPI_Comm comm, Watchdog* watchdog, FaultInjector& faults)
+    : watchdog_(watchdog), faults_(faults) {
   DDPT_CHECK_MPI(MPI_Comm_dup(comm, comm_.out()));
   DDPT_CHECK_MPI(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
   DDPT_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
@@ -228,7 +229,7 @@ std::shared_ptr<Work> MpiComm::all_reduce_async(torch::Tensor tensor, ReduceOp o
     throw Error("MpiComm::all_reduce: average needs a floating-point tensor", ExitCode::kInternal,
                 Raised::kThisRank);
   }
-  if (std::exchange(skip_next_all_reduce_, false)) {
+  if (faults_.leave_out_all_reduce()) {
     return std::make_shared<MpiWork>(std::future<void>(), std::make_shared<Clock::time_point>());
   }
   if (node_->owns(tensor)) {

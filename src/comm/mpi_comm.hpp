@@ -18,6 +18,7 @@
 #include "comm/node_shared_memory.hpp"
 #include "comm/watchdog.hpp"
 #include "runtime/mpi_comm_handle.hpp"
+#include "util/fault_injector.hpp"
 
 namespace ddpt {
 
@@ -25,7 +26,9 @@ class MpiComm final : public Communicator, public NodeSharedMemory {
  public:
   // Collective over `comm` (MPI_Comm_dup). Every collective is watched by `watchdog` (may be
   // null: unwatched).
-  explicit MpiComm(MPI_Comm comm, Watchdog* watchdog = nullptr);
+  // `faults` may leave out an all-reduce (a test's; FaultInjector::leave_out_all_reduce).
+  explicit MpiComm(MPI_Comm comm, Watchdog* watchdog = nullptr,
+                   FaultInjector& faults = no_faults());
   ~MpiComm() override;
 
   int rank() const override { return rank_; }
@@ -54,10 +57,6 @@ class MpiComm final : public Communicator, public NodeSharedMemory {
   std::shared_ptr<Work> all_gather_into_shared_async(const torch::Tensor& block,
                                                      torch::Tensor buffer) override;
   void done_reading(const torch::Tensor& buffer) override;
-
-  // Tests only: this rank leaves out its next all-reduce (no sum, no record, no number), so that
-  // the ranks' collectives part there (the flight analysis's test, DDPTRAIN_TEST_SKIP_COLLECTIVE).
-  void skip_next_all_reduce_for_test() { skip_next_all_reduce_ = true; }
 
  private:
   // A collective as the watchdog and the flight recorder know it.
@@ -89,7 +88,7 @@ class MpiComm final : public Communicator, public NodeSharedMemory {
   int size_ = 1;
   Watchdog* watchdog_;
   int64_t collectives_ = 0;  // issued so far, on the calling thread
-  bool skip_next_all_reduce_ = false;
+  FaultInjector& faults_;
   std::unique_ptr<NodeSegments> segments_;  // node-shared memory, for node_ and gathers_
   std::unique_ptr<NodeAllReduce> node_;     // sums of buffers in node-shared memory
   std::unique_ptr<NodeAllGather> gathers_;  // gathers into buffers in node-shared memory

@@ -22,9 +22,10 @@ Job set_up_job(int64_t requested_threads) {
   return job;
 }
 
-std::string gpu_sharing_refusal(int ranks, int gpus, const LaunchEnvironment& launch) {
+std::string gpu_sharing_refusal(int ranks, int gpus, bool sharing_allowed,
+                                const LaunchEnvironment& launch) {
   if (ranks <= gpus) return "";
-  if (launch.test_share_gpu) {
+  if (sharing_allowed) {
     if (!launch.nccl_hostid.empty()) return "";
     return "DDPTRAIN_TEST_SHARE_GPU=1 lets ranks share a GPU only where each rank sets its own "
            "NCCL_HOSTID (NCCL refuses two ranks on one GPU of one host); this rank has none";
@@ -36,10 +37,11 @@ std::string gpu_sharing_refusal(int ranks, int gpus, const LaunchEnvironment& la
       ranks, gpus, gpus, gpus);
 }
 
-void check_one_rank_per_gpu(const Job& job) {
+void check_one_rank_per_gpu(const Job& job, const FaultInjector& faults) {
   if (!job.device.device.is_cuda()) return;
-  const std::string refusal = gpu_sharing_refusal(
-      job.topology.local_size, static_cast<int>(torch::cuda::device_count()), job.launch);
+  const std::string refusal =
+      gpu_sharing_refusal(job.topology.local_size, static_cast<int>(torch::cuda::device_count()),
+                          faults.ranks_may_share_gpu(), job.launch);
   if (!refusal.empty()) throw Error(refusal, ExitCode::kUsage, Raised::kThisRank);
   if (job.topology.local_size > static_cast<int>(torch::cuda::device_count()) &&
       job.topology.world_rank == 0) {

@@ -8,6 +8,7 @@
 #include "config/environment.hpp"
 #include "runtime/device.hpp"
 #include "runtime/topology.hpp"
+#include "util/fault_injector.hpp"
 
 namespace ddpt {
 
@@ -24,10 +25,12 @@ Job set_up_job(int64_t requested_threads);
 // Refuses (exit 2, this rank) a node with more ranks than visible GPUs, where ranks would share a
 // GPU: NCCL cannot put two ranks on one GPU, and sharing one halves each rank's memory. A node
 // without GPUs (ranks on CPUs) passes.
-void check_one_rank_per_gpu(const Job& job);
-// Why `ranks` ranks on a node with `gpus` GPUs may not run, or "" if they may. The test switch
-// DDPTRAIN_TEST_SHARE_GPU=1 lets ranks share a GPU where each sets its own NCCL_HOSTID (NCCL then
+// `faults` may let ranks share a GPU (a test's; FaultInjector::ranks_may_share_gpu).
+void check_one_rank_per_gpu(const Job& job, const FaultInjector& faults = no_faults());
+// Why `ranks` ranks on a node with `gpus` GPUs may not run, or "" if they may. Where a test lets
+// ranks share a GPU (`sharing_allowed`), each must set its own NCCL_HOSTID (`launch`: NCCL then
 // takes them for ranks on different hosts); that proves multi-rank logic on one GPU, not speed.
-std::string gpu_sharing_refusal(int ranks, int gpus, const LaunchEnvironment& launch);
+std::string gpu_sharing_refusal(int ranks, int gpus, bool sharing_allowed,
+                                const LaunchEnvironment& launch);
 
 }  // namespace ddpt

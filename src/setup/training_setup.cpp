@@ -7,6 +7,7 @@
 #include "models/make_model.hpp"
 #include "setup/hang_watch.hpp"
 #include "setup/memory_check.hpp"
+#include "setup/test_faults.hpp"
 #include "train/batch_size_search.hpp"
 #include "train/distributed_optimizer.hpp"
 #include "util/error.hpp"
@@ -69,13 +70,7 @@ MetricsHeader metrics_header(const TrainingSetup& setup) {
 void make_run_and_files(TrainingSetup& setup) {
   RunParts parts{*setup.comm,       *setup.world.group,   *setup.model,
                  *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
-  parts.forbid_host_sync = setup.job.launch.test_no_host_sync;
-  const LaunchEnvironment& launch = setup.job.launch;
-  const int rank = setup.comm->rank();
-  if (launch.test_slow_rank == rank) parts.slow_step_s = launch.test_slow_ms / 1e3;
-  if (launch.test_slow_phase_rank == rank) parts.slow_phase_s = launch.test_slow_phase_ms / 1e3;
-  if (launch.test_hold_phase_rank == rank) parts.hold_phase_s = launch.test_hold_phase_ms / 1e3;
-  if (launch.test_skip_rank == rank) parts.skip_all_reduce_at_step = launch.test_skip_step;
+  parts.faults = setup.faults.get();
   setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.
@@ -98,18 +93,19 @@ std::unique_ptr<TrainingSetup> set_up_training(
     const Config& config, const std::function<void(const TrainingSetup&)>& ready) {
   auto setup = std::make_unique<TrainingSetup>();
   setup->job = set_up_job(config.train.threads);
-  check_one_rank_per_gpu(setup->job);
+  setup->faults = faults_from_environment(setup->job.topology.world_rank);
+  check_one_rank_per_gpu(setup->job, *setup->faults);
   warn_of_cpu_convolution_problem(setup->job);
   setup->world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
   watch_for_hangs(*setup->world.watchdog, *setup->world.group, config);
   if (config.train.deterministic) make_deterministic();
   setup->comm = make_communicator(config.ddp.backend, setup->job.device.device, MPI_COMM_WORLD,
-                                  setup->world.watchdog.get());
+                                  setup->world.watchdog.get(), *setup->faults);
   make_data_and_model(config, *setup);
   // From here on, train.batch_size = auto is a number (the deck's text in run.config still says
   // auto).
   setup->config = with_batch_size_found(config, *setup->comm, *setup->world.group, *setup->model,
-                                        *setup->data.train);
+                                        *setup->data.train, setup->faults->trial_sample_limit());
   make_run_and_files(*setup);
   setup->files->open(metrics_header(*setup), setup->resume_step);  // only now is anything written
   if (ready) ready(*setup);

@@ -21,6 +21,7 @@
 #include "runtime/job.hpp"
 #include "train/checkpointed.hpp"
 #include "train/training_run.hpp"
+#include "util/fault_injector.hpp"
 
 namespace ddpt {
 
@@ -34,6 +35,8 @@ struct TrainingSetup {
 
   Config config;  // the deck's, with train.batch_size = auto resolved to a number
   Job job;
+  // A test's faults (setup/test_faults.hpp), before the parts that call it: they end first.
+  std::unique_ptr<FaultInjector> faults;
   WatchedWorld world;
   std::unique_ptr<Communicator> comm;
   DataSplits data;

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
 #include "train/trainer.hpp"
@@ -19,22 +18,6 @@
 
 namespace ddpt {
 namespace {
-
-// Test hook: trials of more than this many samples fail as a full GPU would, on any device, so
-// the CPU test suite can run the search (tests/e2e/batch_size_auto.sh). Unset in real use.
-constexpr const char* kSimulatedLimitVariable = "DDPTRAIN_TEST_BATCH_LIMIT";
-
-std::optional<int64_t> simulated_limit() {
-  const char* text = std::getenv(kSimulatedLimitVariable);
-  if (text == nullptr || *text == '\0') return std::nullopt;
-  char* end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  if (*end != '\0' || value < 0) {
-    throw ConfigError(
-        fmt::format("{} = '{}' is not a whole number of samples", kSimulatedLimitVariable, text));
-  }
-  return value;
-}
 
 // What the trial steps change and the run must not see: the random generators (dropout) and the
 // buffers (batch-norm statistics). Parameters take no update in a trial.
@@ -86,8 +69,8 @@ bool trial_fits(Trainer& trainer, int64_t batch, const std::optional<int64_t>& s
                 const torch::Device& device) {
   try {
     if (simulated && batch > *simulated) {
-      TORCH_CHECK_WITH(OutOfMemoryError, false, "simulated (", kSimulatedLimitVariable, " = ",
-                       *simulated, "): a batch of ", batch, " does not fit");
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "simulated (a test's limit of ", *simulated,
+                       " samples): a batch of ", batch, " does not fit");
     }
     trainer.trial_step(batch);
     return true;
@@ -140,9 +123,10 @@ BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int
 }
 
 Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup& group,
-                             Model& model, const Dataset& data) {
+                             Model& model, const Dataset& data,
+                             std::optional<int64_t> trial_sample_limit) {
   if (!config.train.batch_size_auto) return config;
-  const std::optional<int64_t> simulated = simulated_limit();
+  const std::optional<int64_t> simulated = trial_sample_limit;
   const torch::Device device = comm.device();
   if (!device.is_cuda() && !simulated) {
     throw ConfigError(fmt::format(

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,10 @@ BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int
 // Other configs come back unchanged.
 // ConfigError (exit 2) off CUDA devices, where memory is not what limits a batch;
 // OutOfMemoryError (exit 6) if not even one sample per rank fits.
+// `trial_sample_limit`: a test's (FaultInjector::trial_sample_limit): trials of more samples fail
+// as a full GPU would, on any device, so that the search runs on CPUs.
 Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup& group,
-                             Model& model, const Dataset& data);
+                             Model& model, const Dataset& data,
+                             std::optional<int64_t> trial_sample_limit = std::nullopt);
 
 }  // namespace ddpt

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include "train/optimizer.hpp"
 #include "train/optimizer_state.hpp"
@@ -51,11 +49,13 @@ class WaitsObserved {
 
 }  // namespace
 
-Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data)
+Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data,
+                 FaultInjector& faults)
     : config_(config),
       comm_(comm),
       model_(model),
       data_(data),
+      faults_(faults),
       info_(data.info()),
       schedule_(config.optim, config.train.steps),
       precision_(usable_precision(config.train.precision, comm.device())) {
@@ -137,9 +137,7 @@ std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& 
     // Mean over the micro-batch, divided by the micro-step count: the accumulated gradient is
     // the gradient of the mean loss over the rank's whole share of the global batch.
     const torch::Tensor loss = batch_loss(batch) / static_cast<double>(accum);
-    if (slow_step_s_ > 0 && micro == 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(slow_step_s_));
-    }
+    if (micro == 0) faults_.in_forward();
     laps.end(&StepSplit::forward);
     backward(loss, micro == accum - 1 ? BackwardKind::kStepEnd : BackwardKind::kMicroStep);
     step_loss += loss.detach();

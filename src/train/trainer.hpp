@@ -24,6 +24,7 @@
 #include "train/lr_schedule.hpp"
 #include "train/run_meter.hpp"
 #include "train/sharded_weights.hpp"
+#include "util/fault_injector.hpp"
 
 namespace ddpt {
 
@@ -69,7 +70,9 @@ struct TrainerFacts {
 class Trainer {
  public:
   // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
-  Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data);
+  // `faults`: a test's (util/fault_injector.hpp), called inside each step's first forward.
+  Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data,
+          FaultInjector& faults = no_faults());
 
   // Collective: optimizer step `step` (0-based) on the next train.grad_accum micro-batches of
   // `batches`, its phases lapped on `laps`. Returns this rank's loss for the step, a float scalar
@@ -117,8 +120,6 @@ class Trainer {
   // c10::OutOfMemoryError if the device's memory does not hold that. Leaves the gradients, the
   // batch-norm statistics and the random generators changed.
   void trial_step(int64_t batch);
-  // Tests: each step's forward takes `seconds` longer on this rank (a straggler).
-  void slow_each_step_by(double seconds) { slow_step_s_ = seconds; }
   // Copies of the moving averages of the trainable parameters, whole (empty unless
   // train.ema_decay > 0). Collective: ZeRO-3 gathers them.
   std::vector<torch::Tensor> ema_averages();
@@ -140,6 +141,7 @@ class Trainer {
   Model& model_;
   Model* running_ = &model_;  // model_, or sharded_model_ under ZeRO-3
   const Dataset& data_;
+  FaultInjector& faults_;
   DatasetInfo info_;
   std::unique_ptr<DataParallel> engine_;
   std::unique_ptr<ShardedModel> sharded_model_;      // ZeRO-3
@@ -147,7 +149,6 @@ class Trainer {
   std::vector<NamedTensor> trainable_;
   std::unique_ptr<DistributedOptimizer> optimizer_;
   double lr_ = 0;  // of the last step
-  double slow_step_s_ = 0;
   LrSchedule schedule_;
   std::unique_ptr<Ema> ema_;
   Precision precision_;

@@ -3,16 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
-#include "comm/mpi_comm.hpp"
 #include "config/batch_size.hpp"
 #include "train/no_host_sync.hpp"
 #include "util/host_read.hpp"
 #include "util/log.hpp"
 #include "util/process_identity.hpp"
-#include "util/stderr_line.hpp"
 #include "util/stop_signal.hpp"
 #include "util/stopwatch.hpp"
 
@@ -48,21 +44,16 @@ TrainingRun::TrainingRun(const Config& config, const RunParts& parts)
       train_(parts.train),
       val_(parts.val),
       watchdog_(parts.watchdog),
-      forbid_host_sync_(parts.forbid_host_sync),
-      slow_phase_s_(parts.slow_phase_s),
-      hold_phase_s_(parts.hold_phase_s),
-      skip_all_reduce_at_step_(parts.skip_all_reduce_at_step),
+      faults_(*parts.faults),
       stop_vote_(parts.group.comm(), parts.watchdog),
       sampler_(sampler_spec(config, parts.comm, parts.train.size())),
-      trainer_(config, parts.comm, parts.model, parts.train),
+      trainer_(config, parts.comm, parts.model, parts.train, *parts.faults),
       meter_(config.train.steps, config.log.every, parts.comm.device()),
       early_stopping_(config.train),
       cuda_rng_(parts.comm.device()),
       eval_batch_(eval_batch_size(config.eval, config.train, parts.comm.size())),
       stragglers_(config.dist.straggler_factor,
-                  parts.group.all_gather("ranks' hosts", process_host())) {
-  trainer_.slow_each_step_by(parts.slow_step_s);
-}
+                  parts.group.all_gather("ranks' hosts", process_host())) {}
 
 void TrainingRun::register_state(CheckpointRegistry& registry) {
   trainer_.register_state(registry);
@@ -92,12 +83,12 @@ RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>
     meter_.begin_step(step);
     // Reports name the step in progress; the stop vote and checkpoint of step k belong to step k.
     if (watchdog_) watchdog_->set_step(step + 1);
-    apply_test_hooks_at(step);
+    faults_.step_starts(step + 1);
     PhaseLaps laps = meter_.laps();
     std::optional<torch::Tensor> loss;
     const Stopwatch step_time;
     {
-      const NoHostSync no_sync(forbid_host_sync_, comm_.device());
+      const NoHostSync no_sync(faults_.host_waits_forbidden(), comm_.device());
       loss = trainer_.step(step, batches, laps, meter_.window().skipped_total);
     }
     // The pace a hang is measured against (comm/watchdog.hpp); a GPU step's time as the host
@@ -162,30 +153,6 @@ void TrainingRun::write_row(int64_t done, RunOutput& output) {
   meter_.show_row(record);
 }
 
-void TrainingRun::apply_test_hooks_at(int64_t step) {
-  if (skip_all_reduce_at_step_ != step + 1) return;
-  if (auto* mpi = dynamic_cast<MpiComm*>(&comm_)) mpi->skip_next_all_reduce_for_test();
-}
-
-namespace {
-
-void sleep_for_test(double seconds, const char* where, const std::string& phase) {
-  if (seconds <= 0) return;
-  write_stderr_line(fmt::format("{} ddptrain: test hook: sleeping {:.3f} s at the {} of '{}'",
-                                process_tag(), seconds, where, phase));
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-}
-
-}  // namespace
-
-void TrainingRun::hold_in_phase_for_test(const std::string& phase) const {
-  sleep_for_test(hold_phase_s_, "start", phase);
-}
-
-void TrainingRun::sleep_in_phase_for_test(const std::string& phase) const {
-  sleep_for_test(slow_phase_s_, "end", phase);
-}
-
 void TrainingRun::wait_for_background_write(RunOutput& output, RunResult& result) {
   const Watchdog::Scope watched = watch_phase(watchdog_, "background checkpoint write");
   const std::optional<CheckpointWritten> written = output.wait_for_checkpoint();
@@ -205,7 +172,7 @@ EvalResult TrainingRun::run_evaluation(int64_t done, RunOutput& output, RunResul
   {
     const std::string phase = fmt::format("evaluation at step {}", done);
     const Watchdog::Scope watched = watch_phase(watchdog_, phase);
-    hold_in_phase_for_test(phase);
+    faults_.phase_starts(phase);
     // Rank 0's batch-norm statistics, which the checkpoint of this step saves: this step changed
     // each rank's on its own data, and the next one starts from rank 0's anyway.
     trainer_.sync_buffers();
@@ -213,7 +180,7 @@ EvalResult TrainingRun::run_evaluation(int64_t done, RunOutput& output, RunResul
       const EmaWeightsInUse averaged = trainer_.averaged_weights();
       evaluated = evaluate(trainer_.model(), *val_, comm_, eval_batch_);
     }
-    sleep_in_phase_for_test(phase);
+    faults_.phase_ends(phase);
   }
   output.record_eval(done, evaluated);
   if (!result.best_eval || evaluated.loss < result.best_eval->first.loss) {
@@ -269,9 +236,9 @@ void TrainingRun::write_checkpoint(int64_t done, std::optional<double> eval_loss
   const double waited_s = stalled.seconds();
   const std::string phase = fmt::format("checkpoint write at step {}", done);
   const Watchdog::Scope watched = watch_phase(watchdog_, phase);
-  hold_in_phase_for_test(phase);
+  faults_.phase_starts(phase);
   const CheckpointWritten written = output.checkpoint(done, sampler_.epoch_of(done - 1), eval_loss);
-  sleep_in_phase_for_test(phase);
+  faults_.phase_ends(phase);
   const double stall_s = stalled.seconds();
   result.last_checkpoint = written.path;
   ++result.checkpoints.count;

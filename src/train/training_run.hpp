@@ -27,6 +27,7 @@
 #include "train/run_result.hpp"
 #include "train/straggler_watch.hpp"
 #include "train/trainer.hpp"
+#include "util/fault_injector.hpp"
 
 namespace ddpt {
 
@@ -63,22 +64,8 @@ struct RunParts {
   const Dataset& train;
   const Dataset* val = nullptr;  // evaluation data, if the deck has any
   Watchdog* watchdog = nullptr;  // told the step in progress; null: nothing is watched
-  // Tests (DDPTRAIN_TEST_NO_HOST_SYNC=1): a GPU step that makes the host wait is an error
-  // (train/no_host_sync.hpp).
-  bool forbid_host_sync = false;
-  // Tests (DDPTRAIN_TEST_SLOW_RANK=R:MS): this rank sleeps this long in each step's forward.
-  double slow_step_s = 0;
-  // Tests (DDPTRAIN_TEST_SLOW_PHASES=R:MS): this rank sleeps this long at the end of each
-  // evaluation and each checkpoint write, still inside it, while the other ranks go on to the next
-  // step's collectives and wait there (no hang may be called meanwhile).
-  double slow_phase_s = 0;
-  // Tests (DDPTRAIN_TEST_HOLD_PHASES=R:MS): this rank sleeps this long at the start of each
-  // evaluation and each checkpoint write, inside it and before its collectives, while the other
-  // ranks wait for it inside the same phase.
-  double hold_phase_s = 0;
-  // Tests (DDPTRAIN_TEST_SKIP_ALL_REDUCE=R:STEP): this rank leaves out its first all-reduce of
-  // step STEP (an MPI communicator's), so that the ranks hang in different collectives. 0: none.
-  int64_t skip_all_reduce_at_step = 0;
+  // A test's faults (util/fault_injector.hpp), handed on to the trainer; none by default.
+  FaultInjector* faults = &no_faults();
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the
@@ -125,11 +112,6 @@ class TrainingRun : public Checkpointed {
                         RunResult& result);
   // Collective: waits for a background checkpoint write and accounts for it.
   void wait_for_background_write(RunOutput& output, RunResult& result);
-  // Tests: the hooks of RunParts, at the start of step `step` (0-based) and inside a phase.
-  void apply_test_hooks_at(int64_t step);
-  // Each says on stderr that it sleeps, naming the phase, so a test knows where the rank is.
-  void hold_in_phase_for_test(const std::string& phase) const;
-  void sleep_in_phase_for_test(const std::string& phase) const;
 
   const Config& config_;
   Communicator& comm_;
@@ -137,10 +119,7 @@ class TrainingRun : public Checkpointed {
   const Dataset& train_;
   const Dataset* val_;
   Watchdog* watchdog_;
-  bool forbid_host_sync_;
-  double slow_phase_s_;              // tests: see RunParts
-  double hold_phase_s_;              // tests: see RunParts
-  int64_t skip_all_reduce_at_step_;  // tests: see RunParts
+  FaultInjector& faults_;
   StopVote stop_vote_;
   DistributedSampler sampler_;
   Trainer trainer_;

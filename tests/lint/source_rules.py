@@ -19,6 +19,10 @@
    a copy to kCPU) except through util/host_read.hpp, which counts them: on a GPU each read waits
    for the queued work, and the test of train.step_checks = device counts the reads of a step
    (tests/mpi/test_guards.cpp).
+6. Faults: no production type keeps a member for a test. Outside setup/test_faults.*, which reads
+   the DDPTRAIN_TEST_* variables into a util/fault_injector.hpp injector, no string is a
+   DDPTRAIN_TEST_ variable's name alone (what getenv() is given; a message may name one) and no
+   identifier starts with test_ or ends in _for_test.
 
 Usage: source_rules.py SRC_DIR. Prints every violation; exit status 1 if there is one.
 """
@@ -36,6 +40,9 @@ COLLECTIVE_LAYERS = {"comm", "runtime"}
 HDF5_DIRECTORIES = {"h5", "h5probe"}
 COUNTED_READ_LAYERS = {"ddp", "train"}
 RAW_READ = re.compile(r"(\.item\s*(<[^>]*>)?\s*\(|\.cpu\s*\(|\bto\s*\(\s*(torch|at|c10)::kCPU\b)")
+TEST_FAULT_FILES = {"setup/test_faults.hpp", "setup/test_faults.cpp"}
+TEST_MEMBER = re.compile(r"\b(test_\w+|\w+_for_test)\b")
+TEST_VARIABLE = re.compile(r'"(DDPTRAIN_TEST_\w*)"')  # the name alone: what getenv() is given
 RAW_HDF5 = re.compile(r"\b(hid_t|hsize_t|herr_t|htri_t|hdf5_id|H5[A-Z]_[A-Z0-9_]+)\b")
 HDF5_HEADER = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<(hdf5|H5[A-Za-z_]*)\.h>", re.M)
 RAW_COLLECTIVE = re.compile(
@@ -97,6 +104,21 @@ def raw_hdf5(relative, text):
     return found
 
 
+def test_hooks(relative, text):
+    """Rule 6: a test's member or variable outside setup/test_faults.*."""
+    found = []
+    code = blank_comments_and_strings(text)
+    for i, (row, raw) in enumerate(zip(code.split("\n"), text.split("\n")), 1):
+        for match in TEST_MEMBER.finditer(row):
+            found.append(f"{relative}:{i}: {match.group(1)}: a test's member in production code; "
+                         f"ask util/fault_injector.hpp's FaultInjector instead")
+        if not raw.lstrip().startswith("//"):
+            for match in TEST_VARIABLE.finditer(raw):
+                found.append(f"{relative}:{i}: {match.group(1)} read outside "
+                             f"setup/test_faults.cpp, which makes the faults tests ask for")
+    return found
+
+
 def main():
     src = pathlib.Path(sys.argv[1])
     problems = []
@@ -129,6 +151,8 @@ def main():
                 for match in RAW_READ.finditer(row):
                     problems.append(f"{relative}:{i}: {match.group(1).strip()} in {layer}/: read "
                                     f"back through util/host_read.hpp, which counts the reads")
+        if relative not in TEST_FAULT_FILES:
+            problems += test_hooks(relative, text)
         for first, lines, header in long_functions(path, text):
             name = re.sub(r"\(.*", "", header).split()[-1].split("::")[-1]
             if (relative, name) in EXEMPT_FUNCTIONS:

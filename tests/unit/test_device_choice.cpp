@@ -56,16 +56,16 @@ namespace {
 // GPU only where the rank has its own NCCL_HOSTID.
 TEST(GpuSharing, RefusedUnlessTheTestSwitchAndAHostIdAreBothSet) {
   LaunchEnvironment launch;
-  EXPECT_EQ(gpu_sharing_refusal(1, 1, launch), "");
-  EXPECT_EQ(gpu_sharing_refusal(4, 4, launch), "");
-  EXPECT_NE(gpu_sharing_refusal(2, 1, launch).find("2 ranks on this node but 1 GPU(s) visible"),
-            std::string::npos);
+  EXPECT_EQ(gpu_sharing_refusal(1, 1, false, launch), "");
+  EXPECT_EQ(gpu_sharing_refusal(4, 4, false, launch), "");
+  EXPECT_NE(
+      gpu_sharing_refusal(2, 1, false, launch).find("2 ranks on this node but 1 GPU(s) visible"),
+      std::string::npos);
   launch.nccl_hostid = "rank1";  // a host id alone changes nothing
-  EXPECT_NE(gpu_sharing_refusal(2, 1, launch), "");
-  launch.test_share_gpu = true;
-  EXPECT_EQ(gpu_sharing_refusal(2, 1, launch), "");
+  EXPECT_NE(gpu_sharing_refusal(2, 1, false, launch), "");
+  EXPECT_EQ(gpu_sharing_refusal(2, 1, true, launch), "");
   launch.nccl_hostid.clear();
-  EXPECT_NE(gpu_sharing_refusal(2, 1, launch).find("its own NCCL_HOSTID"), std::string::npos);
+  EXPECT_NE(gpu_sharing_refusal(2, 1, true, launch).find("its own NCCL_HOSTID"), std::string::npos);
 }
 
 }  // namespace

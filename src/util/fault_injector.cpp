@@ -1,0 +1,10 @@
+#include "util/fault_injector.hpp"
+
+namespace ddpt {
+
+FaultInjector& no_faults() {
+  static FaultInjector none;
+  return none;
+}
+
+}  // namespace ddpt
