@@ -2,7 +2,7 @@
 // (dist.flight_records of them), so that a hang can be explained after the fact: which
 // collective each rank was in, and the first one where the ranks' sequences part (a rank that
 // never arrived, or ranks in different collectives under the same number). The watchdog writes
-// the ring to run.dir/flight/rank_NNNNN.h5 when a hang is found (comm/flight_file.hpp), and
+// the ring to run.dir/flight/rank_NNNNN.h5 when a hang is found (io/flight_file.hpp), and
 // comm/flight_analysis.hpp compares the ranks' files.
 //
 // A record is made when a collective is queued and updated when it starts and when it completes.

@@ -102,7 +102,7 @@ std::unique_ptr<TrainingSetup> set_up_training(
   setup->comm = make_communicator(config.ddp.backend, setup->job.device.device, MPI_COMM_WORLD,
                                   setup->world.watchdog.get(), *setup->faults);
   make_data_and_model(config, *setup);
-  // From here on, train.batch_size = auto is a number (the deck's text in run.config still says
+  // From here on, train.batch_size = auto is a number (the deck's text in config.cfg still says
   // auto).
   setup->config = with_batch_size_found(config, *setup->comm, *setup->world.group, *setup->model,
                                         *setup->data.train, setup->faults->trial_sample_limit());
