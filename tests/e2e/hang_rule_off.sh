@@ -29,7 +29,13 @@ stop_rank_1() {
     ((SECONDS < deadline)) || fail "$name: training did not reach step 100: $(tail -5 "$work/$name.txt")"
     sleep 0.1
   done
-  stopped=$(rank_pid "$launcher" 1) || fail "$name: no rank 1"
+  # A job that ended by itself right after step 100 (a false hang, a crash) leaves no rank 1: say
+  # which, with the job's last lines.
+  stopped=$(rank_pid "$launcher" 1) || {
+    local state="still running"
+    kill -0 "$launcher" 2>/dev/null || state="already ended"
+    fail "$name: no rank 1 (the job has $state): $(tail -8 "$work/$name.txt")"
+  }
   [[ -n $stopped ]] || fail "$name: no pid for rank 1"
   kill -STOP "$stopped"
   local start=$SECONDS
