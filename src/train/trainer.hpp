@@ -19,10 +19,9 @@
 #include "train/checkpointed.hpp"
 #include "train/distributed_optimizer.hpp"
 #include "train/ema.hpp"
-#include "train/evaluate.hpp"
 #include "train/gradient_gate.hpp"
 #include "train/lr_schedule.hpp"
-#include "train/run_meter.hpp"
+#include "train/phase_laps.hpp"
 #include "train/sharded_weights.hpp"
 #include "util/fault_injector.hpp"
 
