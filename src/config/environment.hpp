@@ -17,4 +17,7 @@ struct LaunchEnvironment {
 
 LaunchEnvironment read_launch_environment();
 
+// The variable `name`'s value, "" when unset.
+std::string environment_text(const char* name);
+
 }  // namespace ddpt

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "config/environment.hpp"
 #include "util/error.hpp"
 #include "util/process_identity.hpp"
 #include "util/stderr_line.hpp"
@@ -15,14 +16,9 @@
 namespace ddpt {
 namespace {
 
-std::string env_text(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
 // "R:VALUE": VALUE where R is `rank`, else nothing.
 std::optional<double> value_for_rank(const char* name, int rank) {
-  const std::string text = env_text(name);
+  const std::string text = environment_text(name);
   if (text.empty()) return std::nullopt;
   const size_t colon = text.find(':');
   char* end = nullptr;
@@ -74,7 +70,7 @@ class EnvironmentFaults final : public FaultInjector {
 
 std::optional<int64_t> batch_limit() {
   constexpr const char* kName = "DDPTRAIN_TEST_BATCH_LIMIT";
-  const std::string text = env_text(kName);
+  const std::string text = environment_text(kName);
   if (text.empty()) return std::nullopt;
   char* end = nullptr;
   const long long value = std::strtoll(text.c_str(), &end, 10);
@@ -93,8 +89,8 @@ std::unique_ptr<FaultInjector> faults_from_environment(int rank) {
   faults->hold_phase_s = value_for_rank("DDPTRAIN_TEST_HOLD_PHASES", rank).value_or(0) / 1e3;
   faults->leave_out_at_step =
       static_cast<int64_t>(value_for_rank("DDPTRAIN_TEST_SKIP_ALL_REDUCE", rank).value_or(0));
-  faults->no_host_waits = env_text("DDPTRAIN_TEST_NO_HOST_SYNC") == "1";
-  faults->share_gpu = env_text("DDPTRAIN_TEST_SHARE_GPU") == "1";
+  faults->no_host_waits = environment_text("DDPTRAIN_TEST_NO_HOST_SYNC") == "1";
+  faults->share_gpu = environment_text("DDPTRAIN_TEST_SHARE_GPU") == "1";
   faults->sample_limit = batch_limit();
   return faults;
 }
