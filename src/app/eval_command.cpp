@@ -7,8 +7,8 @@
 #include "config/batch_size.hpp"
 #include "config/command_flags.hpp"
 #include "config/parse_config.hpp"
+#include "run/evaluate.hpp"
 #include "setup/inference_model.hpp"
-#include "train/evaluate.hpp"
 #include "util/log.hpp"
 
 namespace ddpt {

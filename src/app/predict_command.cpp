@@ -11,9 +11,9 @@
 #include "config/parse_config.hpp"
 #include "h5/h5_file.hpp"
 #include "io/predictions_writer.hpp"
+#include "optim/distributed_optimizer.hpp"
+#include "run/evaluate.hpp"
 #include "setup/inference_model.hpp"
-#include "train/distributed_optimizer.hpp"
-#include "train/evaluate.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
-#include "train/progress_display.hpp"
+#include "run/progress_display.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"

@@ -7,8 +7,8 @@
 
 #include "config/config.hpp"
 #include "data/dataset.hpp"
+#include "run/run_result.hpp"
 #include "setup/training_setup.hpp"
-#include "train/run_result.hpp"
 
 namespace ddpt {
 

@@ -1,5 +1,5 @@
 // ddptrain train DECK: the run set up from the deck (setup/training_setup.hpp), run
-// (train/training_run.hpp), and its summary. Exit code 0, or kStopped when a signal stopped the
+// (run/training_run.hpp), and its summary. Exit code 0, or kStopped when a signal stopped the
 // run before train.steps with a checkpoint to continue from.
 #include "app/commands.hpp"
 #include "app/run_banner.hpp"

@@ -17,7 +17,7 @@ bool unresolved_auto(const TrainConfig& train) {
 
 int64_t per_rank_batch(const TrainConfig& train, int world_size) {
   if (unresolved_auto(train)) {
-    throw std::logic_error("train.batch_size = auto was not resolved (train/batch_size_search)");
+    throw std::logic_error("train.batch_size = auto was not resolved (run/batch_size_search)");
   }
   if (train.global_batch == 0) return train.batch_size;
   const int64_t shares = static_cast<int64_t>(world_size) * train.grad_accum;

@@ -9,7 +9,7 @@ namespace ddpt {
 
 // Samples per rank per micro-step: train.batch_size, or train.global_batch split over ranks and
 // micro-steps (ConfigError if it does not divide evenly). train.batch_size = auto must have been
-// resolved first (train/batch_size_search.hpp).
+// resolved first (run/batch_size_search.hpp).
 int64_t per_rank_batch(const TrainConfig& train, int world_size);
 
 // Rows per rank per evaluation or prediction batch: eval.batch_size, or when that is 0 the

@@ -129,7 +129,7 @@ struct DdpConfig {
 struct DistConfig {
   double timeout_s = 600;  // deadline of every collective and checkpoint phase, in seconds
   // A rank this much slower than the median in forward + backward, 3 metrics rows running, is
-  // named (train/straggler_watch.hpp); 0: never.
+  // named (run/straggler_watch.hpp); 0: never.
   double straggler_factor = 1.2;
   // A training collective still waiting after hang_factor x the slowest recent step (at least
   // hang_floor_s) is a hang (comm/watchdog.hpp); 0: only timeout_s.

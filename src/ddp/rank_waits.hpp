@@ -2,7 +2,7 @@
 // and backward), the gradient reductions (inside backward where ZeRO-2's pool is full, and after
 // it). A slow rank makes every other rank wait there, so a rank's own compute is its forward and
 // backward without these waits: what the step split calls comm wait, and what the straggler watch
-// leaves out (train/run_meter.hpp, train/straggler_watch.hpp). The engine marks each wait with a
+// leaves out (run/run_meter.hpp, run/straggler_watch.hpp). The engine marks each wait with a
 // Scope; whoever measures the step observes them.
 #pragma once
 

@@ -13,7 +13,7 @@
 #include "io/h5_state.hpp"
 #include "io/staged_file.hpp"
 #include "io/staged_h5_file.hpp"
-#include "train/checkpointed.hpp"
+#include "state/checkpointed.hpp"
 #include "util/check.hpp"
 #include "util/error.hpp"
 

@@ -18,13 +18,13 @@
 #include "comm/host_group.hpp"
 #include "config/config.hpp"
 #include "io/state_snapshot.hpp"
-#include "train/checkpointed.hpp"
+#include "state/checkpointed.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {
 
 // What a checkpoint holds: the model, which every checkpoint has and inference needs alone, and
-// the rest of the training state as registered parts (train/checkpointed.hpp).
+// the rest of the training state as registered parts (state/checkpointed.hpp).
 struct CheckpointContents {
   std::vector<NamedTensor> params;   // every parameter (frozen ones too), registration order
   std::vector<NamedTensor> buffers;  // model buffers

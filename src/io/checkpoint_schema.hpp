@@ -1,5 +1,5 @@
 // The names in a checkpoint file that the writer, the loaders and `ddptrain inspect` share. The
-// parts of the training state name their own groups (train/checkpointed.hpp); these are the
+// parts of the training state name their own groups (state/checkpointed.hpp); these are the
 // checkpoint's own: root attributes and the model's groups.
 #pragma once
 

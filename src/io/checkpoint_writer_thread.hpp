@@ -18,7 +18,7 @@
 #include "config/config.hpp"
 #include "h5/h5_lock.hpp"
 #include "io/state_snapshot.hpp"
-#include "train/training_run.hpp"
+#include "run/training_run.hpp"
 
 namespace ddpt {
 

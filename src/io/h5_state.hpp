@@ -1,10 +1,10 @@
-// StateWriter and StateReader over an HDF5 group: how the parts of train/checkpointed.hpp land in
+// StateWriter and StateReader over an HDF5 group: how the parts of state/checkpointed.hpp land in
 // a checkpoint file. Groups become HDF5 groups, tensors and per-rank rows datasets (Fletcher32),
 // scalars attributes. Writing is collective over the file's MPI communicator.
 #pragma once
 
 #include "h5/h5_group.hpp"
-#include "train/checkpointed.hpp"
+#include "state/checkpointed.hpp"
 
 namespace ddpt {
 

@@ -11,7 +11,7 @@
 #include "io/metrics_schema.hpp"
 #include "io/metrics_writer.hpp"
 #include "io/predictions_schema.hpp"
-#include "train/straggler_watch.hpp"
+#include "run/straggler_watch.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {

@@ -16,8 +16,8 @@
 #include "h5/h5_file.hpp"
 #include "h5/h5_row_series.hpp"
 #include "h5/h5_series.hpp"
-#include "train/evaluate.hpp"
-#include "train/run_result.hpp"
+#include "run/evaluate.hpp"
+#include "run/run_result.hpp"
 
 namespace ddpt {
 

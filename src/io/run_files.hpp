@@ -1,5 +1,5 @@
 // The files of a training run in run.dir: metrics.h5 (rank 0) and the checkpoints (all ranks,
-// collectively), written when train/training_run.hpp says so.
+// collectively), written when run/training_run.hpp says so.
 #pragma once
 
 #include <future>
@@ -11,7 +11,7 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_writer_thread.hpp"
 #include "io/metrics_writer.hpp"
-#include "train/training_run.hpp"
+#include "run/training_run.hpp"
 
 namespace ddpt {
 

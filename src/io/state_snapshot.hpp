@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "train/checkpointed.hpp"
+#include "state/checkpointed.hpp"
 
 namespace ddpt {
 
@@ -29,7 +29,7 @@ std::vector<torch::Tensor> allocate_host_memory(const std::vector<TensorLayout>&
 class StateSnapshot : public StateWriter {
  public:
   // `rank`: this rank; of a replicated tensor, only rank kReplicatedTensorRank's value is read
-  // (train/checkpointed.hpp), so the other ranks keep a shape-only stand-in: at 4 ranks with
+  // (state/checkpointed.hpp), so the other ranks keep a shape-only stand-in: at 4 ranks with
   // checkpoint.async, ranks 1-3 copied the whole model and its moments for nothing.
   // `copy`: take host copies of the tensors (for a replay after training has moved on).
   // `host_memory`: buffers to copy into, taken in call order where shape and type match (a written

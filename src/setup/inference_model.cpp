@@ -9,8 +9,8 @@
 #include "io/checkpoint.hpp"
 #include "models/cpu_convolutions.hpp"
 #include "models/make_model.hpp"
-#include "train/distributed_optimizer.hpp"
-#include "train/evaluate.hpp"
+#include "optim/distributed_optimizer.hpp"
+#include "run/evaluate.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {

@@ -15,8 +15,8 @@
 #include "ddp/sharded_parameters.hpp"
 #include "h5/h5_dataset.hpp"
 #include "models/model.hpp"
+#include "optim/sharded_weights.hpp"
 #include "runtime/job.hpp"
-#include "train/sharded_weights.hpp"
 
 namespace ddpt {
 

@@ -5,11 +5,11 @@
 #include "comm/make_communicator.hpp"
 #include "models/cpu_convolutions.hpp"
 #include "models/make_model.hpp"
+#include "optim/distributed_optimizer.hpp"
+#include "run/batch_size_search.hpp"
 #include "setup/hang_watch.hpp"
 #include "setup/memory_check.hpp"
 #include "setup/test_faults.hpp"
-#include "train/batch_size_search.hpp"
-#include "train/distributed_optimizer.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
 

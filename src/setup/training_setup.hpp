@@ -18,9 +18,9 @@
 #include "io/run_files.hpp"
 #include "models/freeze.hpp"
 #include "models/model.hpp"
+#include "run/training_run.hpp"
 #include "runtime/job.hpp"
-#include "train/checkpointed.hpp"
-#include "train/training_run.hpp"
+#include "state/checkpointed.hpp"
 #include "util/fault_injector.hpp"
 
 namespace ddpt {

@@ -23,12 +23,12 @@ class FaultInjector {
   // Asked by the MPI communicator before an all-reduce takes its number: true leaves it out (no
   // sum, no flight record), so that the ranks' collectives part there.
   virtual bool leave_out_all_reduce() { return false; }
-  // Whether a GPU training step that makes the host wait is an error (train/no_host_sync.hpp).
+  // Whether a GPU training step that makes the host wait is an error (step/no_host_sync.hpp).
   virtual bool host_waits_forbidden() const { return false; }
   // Whether ranks may share a GPU where each sets its own NCCL_HOSTID (runtime/job.hpp).
   virtual bool ranks_may_share_gpu() const { return false; }
   // The batch size search's trials of more samples than this fail as a full GPU would, on any
-  // device (train/batch_size_search.hpp); none: only the device's memory limits them.
+  // device (run/batch_size_search.hpp); none: only the device's memory limits them.
   virtual std::optional<int64_t> trial_sample_limit() const { return std::nullopt; }
 };
 

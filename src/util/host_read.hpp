@@ -2,8 +2,9 @@
 // queued before it, and the GPU idles until the host has queued the next ones: the training step
 // reads nothing back (train.step_checks = device), and its loss, gradient norm and skipped-step
 // count are read at the metrics rows and checkpoints only. Every read the training code makes
-// goes through here (tests/lint/source_rules.py: no .item() or .cpu() elsewhere in train/ or
-// ddp/), so a test can count the reads a run of steps made (tests/mpi/test_guards.cpp).
+// goes through here (tests/lint/source_rules.py: no .item() or .cpu() elsewhere in ddp/,
+// state/, optim/, step/ or run/), so a test can count the reads a run of steps made
+// (tests/mpi/test_guards.cpp).
 #pragma once
 
 #include <torch/torch.h>

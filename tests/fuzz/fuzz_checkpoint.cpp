@@ -20,9 +20,9 @@
 #include "fuzz_support.hpp"
 #include "io/checkpoint.hpp"
 #include "models/make_model.hpp"
+#include "run/training_run.hpp"
 #include "runtime/job.hpp"
 #include "runtime/mpi_env.hpp"
-#include "train/training_run.hpp"
 
 #ifndef DDPTRAIN_FUZZ_INPUTS_DIR
 #error "DDPTRAIN_FUZZ_INPUTS_DIR: the inputs/ directory of the source tree"

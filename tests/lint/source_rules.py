@@ -2,7 +2,8 @@
 """Rules of the source tree that a compiler does not check.
 
 1. Layers: a file in src/LAYER/ includes only its own layer and the layers below it:
-   util -> config -> runtime -> comm, h5 -> data -> models -> ddp -> train -> io -> setup -> app.
+   util -> config -> state -> runtime -> comm, h5 -> data -> models -> ddp -> optim -> step -> run
+   -> io -> setup -> app.
    The engine (ddp/) sits above the models it runs: a model calls its blocks through the
    interface models/unit_runner.hpp, which ddp/ implements.
 2. Length: no function body in src/ is longer than 60 lines, apart from the declarative option
@@ -15,10 +16,10 @@
    datasets are objects (h5/h5_object.hpp, h5/h5_node.hpp) whose methods make the HDF5 calls.
    h5probe/ is the exception: the probe program walks a file with the C library alone, in a
    process of its own, on purpose (h5/h5_probe.hpp).
-5. Reads back: in ddp/ and train/, no tensor value is read back to the host (.item(), .cpu(),
-   a copy to kCPU) except through util/host_read.hpp, which counts them: on a GPU each read waits
-   for the queued work, and the test of train.step_checks = device counts the reads of a step
-   (tests/mpi/test_guards.cpp).
+5. Reads back: in ddp/, state/, optim/, step/ and run/, no tensor value is read back to the
+   host (.item(), .cpu(), a copy to kCPU) except through util/host_read.hpp, which counts them:
+   on a GPU each read waits for the queued work, and the test of train.step_checks = device
+   counts the reads of a step (tests/mpi/test_guards.cpp).
 6. Faults: no production type keeps a member for a test. Outside setup/test_faults.*, which reads
    the DDPTRAIN_TEST_* variables into a util/fault_injector.hpp injector, no string is a
    DDPTRAIN_TEST_ variable's name alone (what getenv() is given; a message may name one) and no
@@ -30,15 +31,15 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["util", "config", "runtime", "comm", "h5", "data", "models", "ddp", "train", "io",
-          "setup", "app"]
+LAYERS = ["util", "config", "state", "runtime", "comm", "h5", "data", "models", "ddp", "optim",
+          "step", "run", "io", "setup", "app"]
 # Layers side by side: neither includes the other.
 PEERS = {frozenset({"comm", "h5"})}
 MAX_LINES = 60
 EXEMPT_FUNCTIONS = {("config/parse_config.cpp", "make_table")}
 COLLECTIVE_LAYERS = {"comm", "runtime"}
 HDF5_DIRECTORIES = {"h5", "h5probe"}
-COUNTED_READ_LAYERS = {"ddp", "train"}
+COUNTED_READ_LAYERS = {"ddp", "optim", "step", "run", "state"}
 RAW_READ = re.compile(r"(\.item\s*(<[^>]*>)?\s*\(|\.cpu\s*\(|\bto\s*\(\s*(torch|at|c10)::kCPU\b)")
 TEST_FAULT_FILES = {"setup/test_faults.hpp", "setup/test_faults.cpp"}
 TEST_MEMBER = re.compile(r"\b(test_\w+|\w+_for_test)\b")

@@ -14,9 +14,9 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_writer_thread.hpp"
 #include "models/make_model.hpp"
+#include "optim/optimizer_state.hpp"
+#include "state/rng_state.hpp"
 #include "support/training_fixture.hpp"
-#include "train/optimizer_state.hpp"
-#include "train/rng_state.hpp"
 #include "util/error.hpp"
 
 namespace ddpt::testing {

@@ -7,8 +7,8 @@
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
+#include "step/trainer.hpp"
 #include "support/training_fixture.hpp"
-#include "train/trainer.hpp"
 #include "util/error.hpp"
 
 namespace ddpt::testing {

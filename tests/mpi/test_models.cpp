@@ -8,8 +8,8 @@
 #include "comm/mpi_comm.hpp"
 #include "data/make_datasets.hpp"
 #include "models/make_model.hpp"
+#include "step/trainer.hpp"
 #include "support/training_fixture.hpp"
-#include "train/trainer.hpp"
 
 namespace ddpt::testing {
 namespace {

@@ -12,10 +12,10 @@
 #include "comm/mpi_comm.hpp"
 #include "data/make_datasets.hpp"
 #include "models/make_model.hpp"
+#include "optim/distributed_optimizer.hpp"
+#include "step/trainer.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/training_fixture.hpp"
-#include "train/distributed_optimizer.hpp"
-#include "train/trainer.hpp"
 
 namespace ddpt::testing {
 namespace {

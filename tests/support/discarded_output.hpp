@@ -5,7 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "train/training_run.hpp"
+#include "run/training_run.hpp"
 
 namespace ddpt::testing {
 

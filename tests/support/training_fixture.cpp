@@ -12,8 +12,8 @@
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
-#include "train/distributed_optimizer.hpp"
-#include "train/training_run.hpp"
+#include "optim/distributed_optimizer.hpp"
+#include "run/training_run.hpp"
 
 namespace ddpt::testing {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "run/training_run.hpp"
 #include "support/discarded_output.hpp"
-#include "train/training_run.hpp"
 
 namespace ddpt::testing {
 

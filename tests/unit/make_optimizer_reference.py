@@ -2,7 +2,7 @@
 """Writes the reference for tests/unit/test_optimizer_vs_torch.cpp: torch.optim.AdamW and
 torch.optim.SGD (momentum, Nesterov, weight decay) on a 2-D weight and a 1-D bias, for 5 steps
 with given gradients and a learning rate that changes every step (linear warmup, then decay).
-As in ddptrain (src/train/optimizer.cpp), weight decay applies to the weight only: the bias is
+As in ddptrain (src/optim/optimizer.cpp), weight decay applies to the weight only: the bias is
 in a second parameter group without it.
 
 HDF5 layout (float32 tensors, float64 scalars):

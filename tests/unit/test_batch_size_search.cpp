@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "config/batch_size.hpp"
-#include "train/batch_size_search.hpp"
+#include "run/batch_size_search.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {

@@ -1,5 +1,5 @@
 // The parts of a run's state save and load themselves through StateWriter/StateReader
-// (train/checkpointed.hpp); here through the HDF5 ones a checkpoint uses, in a one-process file.
+// (state/checkpointed.hpp); here through the HDF5 ones a checkpoint uses, in a one-process file.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,10 +7,10 @@
 
 #include "h5/h5_file.hpp"
 #include "io/h5_state.hpp"
-#include "train/early_stopping.hpp"
-#include "train/ema.hpp"
-#include "train/loss_scaler.hpp"
-#include "train/spike_guard.hpp"
+#include "optim/ema.hpp"
+#include "run/early_stopping.hpp"
+#include "step/loss_scaler.hpp"
+#include "step/spike_guard.hpp"
 
 namespace ddpt {
 namespace {

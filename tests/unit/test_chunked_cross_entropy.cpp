@@ -9,7 +9,7 @@
 #include "models/autocast.hpp"
 #include "models/chunked_cross_entropy.hpp"
 #include "models/gpt.hpp"
-#include "train/task_loss.hpp"
+#include "step/task_loss.hpp"
 
 namespace ddpt {
 namespace {

@@ -2,7 +2,7 @@
 // for evaluation and back.
 #include <gtest/gtest.h>
 
-#include "train/ema.hpp"
+#include "optim/ema.hpp"
 
 namespace ddpt {
 namespace {

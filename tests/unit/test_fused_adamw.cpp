@@ -9,9 +9,9 @@
 #include <cstring>
 #include <limits>
 
-#include "train/fused_adamw.hpp"
-#include "train/optimizer.hpp"
-#include "train/optimizer_state.hpp"
+#include "optim/fused_adamw.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/optimizer_state.hpp"
 
 namespace ddpt {
 namespace {

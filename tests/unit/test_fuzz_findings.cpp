@@ -24,9 +24,9 @@
 #include "io/h5_state.hpp"
 #include "io/inspect_file.hpp"
 #include "io/metrics_writer.hpp"
+#include "run/log_window.hpp"
+#include "state/rng_state.hpp"
 #include "support/inputs_dir.hpp"
-#include "train/log_window.hpp"
-#include "train/rng_state.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {

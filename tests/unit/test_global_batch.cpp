@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "train/trainer.hpp"
+#include "step/trainer.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {

@@ -11,7 +11,7 @@
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
 #include "h5/h5_tensor.hpp"
-#include "train/evaluate.hpp"
+#include "run/evaluate.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {

@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "config/parse_config.hpp"
+#include "step/trainer.hpp"
 #include "support/inputs_dir.hpp"
-#include "train/trainer.hpp"
 
 namespace ddpt {
 namespace {

@@ -1,11 +1,11 @@
-// The metrics row in progress (train/log_window.hpp): the loss sum it keeps on the device must be
+// The metrics row in progress (run/log_window.hpp): the loss sum it keeps on the device must be
 // the sum a double on the host would hold, bit for bit, across a checkpoint too.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <vector>
 
-#include "train/log_window.hpp"
+#include "run/log_window.hpp"
 
 namespace ddpt {
 namespace {

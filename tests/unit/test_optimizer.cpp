@@ -5,9 +5,9 @@
 #include <cmath>
 #include <tuple>
 
-#include "train/lr_schedule.hpp"
-#include "train/optimizer.hpp"
-#include "train/optimizer_state.hpp"
+#include "optim/lr_schedule.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/optimizer_state.hpp"
 
 namespace ddpt {
 namespace {

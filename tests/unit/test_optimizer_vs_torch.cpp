@@ -18,7 +18,7 @@
 
 #include "h5/h5_file.hpp"
 #include "h5/h5_tensor.hpp"
-#include "train/optimizer.hpp"
+#include "optim/optimizer.hpp"
 
 namespace ddpt {
 namespace {

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "config/parse_config.hpp"
-#include "train/progress_display.hpp"
+#include "run/progress_display.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "train/rank_steps.hpp"
+#include "run/rank_steps.hpp"
 
 namespace ddpt {
 namespace {

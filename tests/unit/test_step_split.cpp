@@ -4,8 +4,8 @@
 #include <thread>
 
 #include "ddp/rank_waits.hpp"
-#include "train/run_meter.hpp"
-#include "train/step_split.hpp"
+#include "run/run_meter.hpp"
+#include "step/step_split.hpp"
 
 namespace ddpt {
 namespace {

@@ -3,7 +3,7 @@
 // for a single rank, or when switched off.
 #include <gtest/gtest.h>
 
-#include "train/straggler_watch.hpp"
+#include "run/straggler_watch.hpp"
 
 namespace ddpt {
 namespace {

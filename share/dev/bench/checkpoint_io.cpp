@@ -27,10 +27,10 @@
 #include "io/metrics_writer.hpp"
 #include "median.hpp"
 #include "models/mlp.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/optimizer_state.hpp"
 #include "runtime/mpi_env.hpp"
 #include "runtime/process_tuning.hpp"
-#include "train/optimizer.hpp"
-#include "train/optimizer_state.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
 

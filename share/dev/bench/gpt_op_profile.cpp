@@ -14,8 +14,8 @@
 
 #include "benchmarks.hpp"
 #include "models/gpt.hpp"
+#include "optim/optimizer.hpp"
 #include "runtime/process_tuning.hpp"
-#include "train/optimizer.hpp"
 #include "util/stopwatch.hpp"
 
 int ddpt::bench::run_gpt_ops(int argc, char** argv) {

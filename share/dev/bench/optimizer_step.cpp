@@ -10,7 +10,7 @@
 
 #include "benchmarks.hpp"
 #include "median.hpp"
-#include "train/fused_adamw.hpp"
+#include "optim/fused_adamw.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt::bench::optimizer_step {

@@ -1,0 +1,157 @@
+// The step engine: one optimizer step at a time from the batches it is handed: forward and loss
+// under autocast, backward through the data-parallel engine (gradients averaged on the last
+// micro-step), the gradient gate, the optimizer step and the moving average. The loop around the
+// steps (what runs when, the metrics rows, the clocks) is run/training_run.hpp's.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "config/batch_size.hpp"
+#include "config/config.hpp"
+#include "data/batch_prefetcher.hpp"
+#include "data/dataset.hpp"
+#include "ddp/data_parallel.hpp"
+#include "ddp/sharded_model.hpp"
+#include "models/autocast.hpp"
+#include "models/model.hpp"
+#include "optim/distributed_optimizer.hpp"
+#include "optim/ema.hpp"
+#include "optim/lr_schedule.hpp"
+#include "optim/sharded_weights.hpp"
+#include "state/checkpointed.hpp"
+#include "step/gradient_gate.hpp"
+#include "step/phase_laps.hpp"
+#include "util/fault_injector.hpp"
+
+namespace ddpt {
+
+// What the trainer was built into, for the banner and for tests.
+struct TrainerFacts {
+  Precision precision = Precision::kFp32;
+  std::optional<double> loss_scale;  // fp16: the current dynamic loss scale
+  size_t trainable_tensors = 0;
+  size_t buckets = 0;
+  // Every bucket is summed in memory the node's ranks share (ddp.shared_memory).
+  bool buckets_in_shared_memory = false;
+  // ZeRO-1 to 3 at work: each rank updates its shard (ddp.zero >= 1 on more than one rank).
+  bool optimizer_sharded = false;
+  // ZeRO-2 at work: each rank holds the gradients of its shard only.
+  bool gradients_sharded = false;
+  // ZeRO-1 or 2: the node's ranks hold one copy of the parameters in memory they share.
+  bool parameters_shared = false;
+  // ZeRO-3 at work: each rank holds 1/N of the parameters, and one unit whole while it runs.
+  bool parameters_sharded = false;
+  bool prefetches = false;  // ZeRO-3: the next unit gathered while one computes (ddp.prefetch)
+  // ZeRO-3: every unit gathered into one copy in memory the node's ranks share (ddp.shared_memory).
+  bool units_in_shared_memory = false;
+  // This rank's: all of them, or under ZeRO-3 its shard of the trainable ones and the frozen ones.
+  int64_t held_parameter_bytes = 0;
+  // ZeRO-3: the largest block's unit, gathered whole while the block runs; the root unit
+  // (embeddings, final norm, head), gathered whole through forward and backward.
+  int64_t largest_unit_bytes = 0;
+  int64_t root_unit_bytes = 0;
+  int64_t bucketed_values = 0;         // values all-reduced per step (the trainable ones)
+  std::string schedule;                // the learning rate schedule in words
+  double spike_lr_factor = 1;          // the spike guard's factor on the learning rate so far
+  int64_t optimizer_state_bytes = 0;   // held by this rank now (0 before the first step)
+  int64_t optimizer_values = 0;        // parameter values this rank updates (ZeRO-1: its shard)
+  int64_t parameter_bytes = 0;         // every parameter of the model, frozen ones too
+  int64_t gradient_bytes = 0;          // this rank's (Reducer::held_bytes)
+  int64_t planned_gradient_bytes = 0;  // ... once a backward has run (Reducer::planned_bytes)
+  // The ZeRO stage at work (0 where nothing is sharded: no ZeRO, or one rank).
+  int zero_stage() const {
+    return parameters_sharded ? 3 : gradients_sharded ? 2 : optimizer_sharded ? 1 : 0;
+  }
+};
+
+class Trainer {
+ public:
+  // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
+  // `faults`: a test's (util/fault_injector.hpp), called inside each step's first forward.
+  Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data,
+          FaultInjector& faults = no_faults());
+
+  // Collective: optimizer step `step` (0-based) on the next train.grad_accum micro-batches of
+  // `batches`, its phases lapped on `laps`. Returns this rank's loss for the step, a float scalar
+  // on the device and not read back, or nullopt if every rank skipped it (non-finite gradients, a
+  // loss spike), counted in `skipped_total`; NumericalError after train.max_bad_steps skipped steps
+  // in a row; OutOfMemoryError (exit 6) naming the step and the batch size that did not fit.
+  // With the checks on the device a skipped step returns a loss of 0 and is counted by
+  // settle_checks() instead.
+  std::optional<torch::Tensor> step(int64_t step, BatchPrefetcher& batches, PhaseLaps& laps,
+                                    int64_t& skipped_total);
+  // With train.step_checks on the device: reads the checks since the last settle and returns
+  // the steps they skipped (warned of); NumericalError after train.max_bad_steps in a row. Before
+  // a metrics row and a checkpoint. 0 with the checks on the host (counted by step()).
+  int64_t settle_checks(int64_t done) { return gate_->settle(done); }
+  // Of the last step: the learning rate, and the global norm of the averaged gradients before
+  // clipping (checks on the device: of the last settled step).
+  double lr() const { return lr_; }
+  double grad_norm() const;
+  const LrSchedule& schedule() const { return schedule_; }
+  // The model it trains (on the communicator's device), as forward runs it (ZeRO-3: its blocks
+  // gathered as they run).
+  Model& model() { return *running_; }
+  // Collective under ZeRO-3: every parameter of the model whole while the guard lives; null (and
+  // nothing to do) otherwise, where they always are.
+  std::unique_ptr<ShardedParameters::Whole> whole_parameters() {
+    ShardedParameters* units = engine_->sharded_parameters();
+    return units ? std::make_unique<ShardedParameters::Whole>(*units) : nullptr;
+  }
+  // ZeRO-3: what checkpoints read and write of the trainable parameters (each rank its slices);
+  // null otherwise.
+  CheckpointedWeights* sharded_weights() { return sharded_weights_.get(); }
+
+  // RAII: the model holds the moving average of its weights (train.ema_decay) while this lives,
+  // as evaluation sees them; without a moving average, nothing changes.
+  EmaWeightsInUse averaged_weights() { return EmaWeightsInUse(ema_.get()); }
+  // Collective: rank 0's buffers to every rank, as the start of each step does.
+  void sync_buffers() { engine_->sync_buffers(); }
+  // Adds every stateful part (optimizer, moving average, loss scaler, spike guard) to `registry`,
+  // in the order checkpoints write them.
+  void register_state(CheckpointRegistry& registry);
+  TrainerFacts facts() const;
+  // Local (no communication), for train.batch_size = auto (run/batch_size_search.hpp): forward
+  // and backward of the dataset's first `batch` rows, without the all-reduce or an update, while
+  // as many bytes as the optimizer's state still lacks are held on the device. Throws
+  // c10::OutOfMemoryError if the device's memory does not hold that. Leaves the gradients, the
+  // batch-norm statistics and the random generators changed.
+  void trial_step(int64_t batch);
+  // Copies of the moving averages of the trainable parameters, whole (empty unless
+  // train.ema_decay > 0). Collective: ZeRO-3 gathers them.
+  std::vector<torch::Tensor> ema_averages();
+
+ private:
+  // step() without the explanation of LibTorch's out-of-memory error.
+  std::optional<torch::Tensor> train_step(int64_t step, BatchPrefetcher& batches, PhaseLaps& laps,
+                                          int64_t& skipped_total);
+  // This rank's mean loss over `batch` (moved to the device; the forward under autocast).
+  torch::Tensor batch_loss(const Batch& batch);
+  // Backward of `loss`, scaled by the fp16 loss scale if there is one; `sync`: as
+  // DataParallel::backward.
+  void backward(const torch::Tensor& loss, BackwardKind kind);
+  // ConfigError (exit 2) if the model's output does not fit the data's loss.
+  void check_output_fits();
+
+  const Config& config_;
+  Communicator& comm_;
+  Model& model_;
+  Model* running_ = &model_;  // model_, or sharded_model_ under ZeRO-3
+  const Dataset& data_;
+  FaultInjector& faults_;
+  DatasetInfo info_;
+  std::unique_ptr<DataParallel> engine_;
+  std::unique_ptr<ShardedModel> sharded_model_;      // ZeRO-3
+  std::unique_ptr<ShardedWeights> sharded_weights_;  // ZeRO-3
+  std::vector<NamedTensor> trainable_;
+  std::unique_ptr<DistributedOptimizer> optimizer_;
+  double lr_ = 0;  // of the last step
+  LrSchedule schedule_;
+  std::unique_ptr<Ema> ema_;
+  Precision precision_;
+  std::unique_ptr<GradientGate> gate_;  // after engine_, whose reducer it checks
+};
+
+}  // namespace ddpt
