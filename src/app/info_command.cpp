@@ -33,10 +33,8 @@ int info_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const Config config = parse_config(args, /*deck_optional=*/true);
   const Job job = set_up_job(config.train.threads);
   const WatchedWorld world = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
-  const bool would_use_nccl = job.device.device.is_cuda() && nccl_compiled();
-  const std::string backend = config.ddp.backend == Backend::kAuto
-                                  ? (would_use_nccl ? "nccl" : "mpi") + std::string(" (auto)")
-                                  : choice_name(config.ddp.backend);
+  const std::string backend = choice_name(resolved_backend(config.ddp.backend, job.device.device)) +
+                              std::string(config.ddp.backend == Backend::kAuto ? " (auto)" : "");
   const std::string placement = placement_table(job, *world.group);
   if (mpi.world_rank() == 0)
     std::cout << describe_job(job, backend) << "\n" << placement << std::endl;

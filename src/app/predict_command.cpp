@@ -11,9 +11,9 @@
 #include "config/parse_config.hpp"
 #include "h5/h5_file.hpp"
 #include "io/predictions_writer.hpp"
-#include "optim/distributed_optimizer.hpp"
 #include "run/evaluate.hpp"
 #include "setup/inference_model.hpp"
+#include "setup/sharding.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -38,7 +38,7 @@ int predict_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const WatchedWorld watched = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
   // ZeRO-3 gathers each block's parameters from every rank: a communicator for that alone.
   std::unique_ptr<Communicator> comm;
-  if (parameters_sharded(config.ddp, mpi.world_size())) {
+  if (plan_sharding(config, mpi.world_size(), job.device.device).parameters_sharded()) {
     comm = make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD,
                              watched.watchdog.get());
   }

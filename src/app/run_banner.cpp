@@ -66,10 +66,10 @@ void log_training(const BannerInputs& in, int64_t batch) {
                config.train.grad_accum, ranks, batch * config.train.grad_accum * ranks);
   spdlog::info(
       "  buckets         : {} ({}), gradients on the wire in {}{}", in.trainer.buckets,
-      in.trainer.parameters_sharded
+      in.trainer.sharding.parameters_sharded()
           ? std::string("ZeRO-3: one per block, one per other parameter; ") +
-                (in.trainer.prefetches ? "the next block gathered while one computes"
-                                       : "each block gathered as it starts") +
+                (in.trainer.sharding.prefetch ? "the next block gathered while one computes"
+                                              : "each block gathered as it starts") +
                 (in.trainer.units_in_shared_memory ? ", into the node's shared memory" : "")
           : fmt::format("first {} MiB, then {} MiB", config.ddp.first_bucket_mb,
                         config.ddp.bucket_mb),
@@ -79,15 +79,16 @@ void log_training(const BannerInputs& in, int64_t batch) {
       "  optimizer       : {}, weight decay {} (not on biases and norms), state {} per rank{}{}",
       choice_name(config.optim.type), config.optim.weight_decay,
       human_bytes(planned_optimizer_state_bytes(config.optim, in.trainer.optimizer_values)),
-      in.trainer.optimizer_sharded
-          ? fmt::format(" (ZeRO-{}: rank 0's shard of {}{})", in.trainer.zero_stage(),
+      in.trainer.sharding.optimizer_sharded()
+          ? fmt::format(" (ZeRO-{}: rank 0's shard of {}{})", in.trainer.sharding.stage_number(),
                         human_bytes(planned_optimizer_state_bytes(config.optim,
                                                                   in.trainer.bucketed_values)),
                         in.trainer.parameters_shared
                             ? "; one copy of the parameters in the node's shared memory"
                             : "")
-      : config.ddp.zero > 0
-          ? fmt::format(" (ddp.zero = {}: nothing to shard on one rank)", config.ddp.zero)
+      : in.trainer.sharding.stage_dropped()
+          ? fmt::format(" (ddp.zero = {}: nothing to shard on one rank)",
+                        in.trainer.sharding.requested)
           : std::string(),
       config.optim.clip > 0 ? fmt::format(", gradients clipped to norm {}", config.optim.clip)
                             : std::string());
@@ -101,7 +102,7 @@ std::string zero3_memory(const TrainerFacts& t) {
       "through forward and backward, and each block's unit, up to {}, while it runs{}{})",
       t.units_in_shared_memory ? " into slots the node's ranks share" : "",
       human_bytes(t.root_unit_bytes), human_bytes(t.largest_unit_bytes),
-      t.prefetches ? " (two at a time)" : "",
+      t.sharding.prefetch ? " (two at a time)" : "",
       t.precision == Precision::kFp32
           ? std::string()
           : fmt::format(", with its weights' {} casts", choice_name(t.precision)));
@@ -114,8 +115,8 @@ void log_memory(const BannerInputs& in) {
       "  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
       human_bytes(t.held_parameter_bytes), human_bytes(t.planned_gradient_bytes),
       human_bytes(planned_optimizer_state_bytes(in.setup.config.optim, t.optimizer_values)),
-      t.parameters_sharded ? zero3_memory(t)
-      : t.gradients_sharded
+      t.sharding.parameters_sharded() ? zero3_memory(t)
+      : t.sharding.gradients_sharded()
           ? " (ZeRO-2: the rank's shard of the gradients and the buckets being reduced)"
           : "");
 }

@@ -95,9 +95,9 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
   if (result.optimizer_state_bytes > 0) {
     lines.emplace_back("optimizer state",
                        human_bytes(result.optimizer_state_bytes) +
-                           (result.optimizer_sharded
+                           (result.sharding.optimizer_sharded()
                                 ? fmt::format(" on rank 0 (ZeRO-{}: each rank holds its shard)",
-                                              result.zero_stage())
+                                              result.sharding.stage_number())
                                 : std::string(" per rank (every rank holds all of it)")));
   }
   if (result.parameter_bytes > 0) {
@@ -107,7 +107,7 @@ SummaryLines result_lines(const DatasetInfo& info, const RunResult& result) {
         fmt::format(
             "parameters {}, gradients {}{} per rank; peak {} {} (rank 0{})",
             human_bytes(result.parameter_bytes), human_bytes(result.gradient_bytes),
-            result.parameters_sharded
+            result.sharding.parameters_sharded()
                 ? fmt::format(", largest unit gathered {}", human_bytes(result.largest_unit_bytes))
                 : std::string(),
             human_bytes(peak.bytes), peak.on_gpu ? "allocated on the GPU" : "resident",

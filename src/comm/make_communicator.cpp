@@ -11,12 +11,15 @@
 
 namespace ddpt {
 
+Backend resolved_backend(Backend backend, torch::Device device) {
+  if (backend != Backend::kAuto) return backend;
+  return device.is_cuda() && nccl_compiled() ? Backend::kNccl : Backend::kMpi;
+}
+
 std::unique_ptr<Communicator> make_communicator(Backend backend, torch::Device device,
                                                 MPI_Comm comm, Watchdog* watchdog,
                                                 FaultInjector& faults) {
-  const bool want_nccl = backend == Backend::kNccl ||
-                         (backend == Backend::kAuto && device.is_cuda() && nccl_compiled());
-  if (!want_nccl) {
+  if (resolved_backend(backend, device) == Backend::kMpi) {
     if (device.is_cuda()) {
       throw ConfigError(std::string("ddp.backend = ") + choice_name(backend) +
                         ": the MPI backend reduces host tensors; use nccl on GPUs");

@@ -13,9 +13,13 @@
 
 namespace ddpt {
 
-// Collective over `comm`. Backend::kAuto: NCCL for CUDA devices when compiled in, else MPI.
-// Throws ConfigError for a backend that cannot serve `device`. `watchdog` (may be null) watches
-// every collective. `faults`: a test's (util/fault_injector.hpp), which the MPI backend asks.
+// The backend `backend` is on `device`: kAuto is NCCL for CUDA devices when compiled in, else
+// MPI. The one place auto is decided (the communicator, the sharding plan, `info`).
+Backend resolved_backend(Backend backend, torch::Device device);
+
+// Collective over `comm`, with resolved_backend(backend, device). Throws ConfigError for a backend
+// that cannot serve `device`. `watchdog` (may be null) watches every collective. `faults`: a test's
+// (util/fault_injector.hpp), which the MPI backend asks.
 std::unique_ptr<Communicator> make_communicator(Backend backend, torch::Device device,
                                                 MPI_Comm comm, Watchdog* watchdog = nullptr,
                                                 FaultInjector& faults = no_faults());

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 
 namespace ddpt {
 

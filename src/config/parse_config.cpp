@@ -9,6 +9,7 @@
 
 #include "config/ddp_defaults.hpp"
 #include "config/deck_text.hpp"
+#include "config/int_list.hpp"
 #include "config/option_table.hpp"
 #include "util/error.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {

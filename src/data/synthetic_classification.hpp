@@ -1,7 +1,7 @@
 // data.type = synthetic: teacher_classification() tables held in memory (synthetic_tables.hpp).
 #pragma once
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {

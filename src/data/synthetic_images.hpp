@@ -4,7 +4,7 @@
 // seed alone, so it is identical on every rank and for every rank count.
 #pragma once
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {

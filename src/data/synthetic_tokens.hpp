@@ -3,7 +3,7 @@
 // + 1 - stride and the same seed).
 #pragma once
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {

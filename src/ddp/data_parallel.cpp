@@ -73,22 +73,22 @@ bool share_parameters(const std::vector<NamedTensor>& params, Communicator& comm
 DataParallel::DataParallel(std::vector<NamedTensor> params, std::vector<NamedTensor> buffers,
                            Communicator& comm, const DataParallelOptions& options)
     : comm_(comm), buffers_(std::move(buffers)) {
+  const ShardingPlan& plan = options.sharding;
   const bool shared =
-      options.share_parameters && !options.parameters_sharded && options.shared_memory &&
-      options.reduction == GradientReduction::kReduceScatter && share_parameters(params, comm);
+      plan.share_parameters() && options.shared_memory && share_parameters(params, comm);
   // ZeRO-3 broadcasts each unit as it shards it.
-  if (!shared && !options.parameters_sharded) broadcast_from_rank0(params, comm);
+  if (!shared && !plan.parameters_sharded()) broadcast_from_rank0(params, comm);
   broadcast_from_rank0(buffers_, comm);
   ReducerOptions reducer;
   reducer.first_bucket_bytes = mib_to_bytes(options.first_bucket_mb);
   reducer.bucket_bytes = mib_to_bytes(options.bucket_mb);
-  reducer.wire_dtype = options.wire_dtype;
-  reducer.reduction = options.reduction;
+  reducer.wire_dtype = plan.wire_dtype;
+  if (plan.optimizer_sharded()) reducer.reduction = GradientReduction::kReduceScatter;
   reducer.backend_buffers = options.shared_memory;
   reducer.parameters_shared = shared;
-  reducer.pooled_buckets = options.pooled_buckets;
+  reducer.pooled_buckets = plan.gradients_sharded();
   reducer.waits = &waits_;
-  if (options.parameters_sharded) {
+  if (plan.parameters_sharded()) {
     shard_by_unit(std::move(params), options, reducer);
     return;
   }
@@ -101,13 +101,10 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
   const int64_t large = reducer.bucket_bytes / static_cast<int64_t>(sizeof(float));
   UnitPlan plan = plan_units(params, options.block_prefixes, large, options.used_on_some_ranks);
   reducer.plan = plan.buckets;
-  reducer.reduction = GradientReduction::kReduceScatter;
-  reducer.pooled_buckets = true;
-  reducer.parameters_shared = false;
   // The parameters become views of their units' buffers before the reducer hooks their gradient
   // accumulators.
   ShardedParameters::Options sharding;
-  sharding.prefetch = options.prefetch;
+  sharding.prefetch = options.sharding.prefetch;
   sharding.shared_memory = options.shared_memory;
   sharding.materialize = options.materialize;
   sharding.waits = &waits_;

@@ -17,32 +17,24 @@
 #include "ddp/rank_waits.hpp"
 #include "ddp/reducer.hpp"
 #include "ddp/sharded_parameters.hpp"
+#include "ddp/sharding_plan.hpp"
 
 namespace ddpt {
 
 struct DataParallelOptions {
   double first_bucket_mb = kDefaultFirstBucketMiB;
   double bucket_mb = kDefaultBucketMiB;
-  // Precision of gradients on the wire (ddp.compress): kFloat = as they are (fp32), or kBFloat16 /
-  // kHalf: each bucket is cast before its all-reduce and back after it.
-  torch::ScalarType wire_dtype = torch::kFloat;
-  GradientReduction reduction = GradientReduction::kAllReduce;  // kReduceScatter: ZeRO-1 to 3
-  bool pooled_buckets = false;  // ZeRO-2: only the gradients' shards persist (ddp/reducer.hpp)
-  bool shared_memory = true;    // ddp.shared_memory: buckets where the communicator sums fastest
-  // ZeRO-1 only: the node's ranks share one copy of the parameters where the communicator can
-  // (NodeSharedMemory::allocate_common), so each rank's update needs no all-gather. Only for
-  // training where nothing but the optimizer writes the parameters (no moving-average swaps).
-  bool share_parameters = false;
-  // ZeRO-3 (with kReduceScatter and pooled buckets): each rank keeps 1/N of the parameters, a
-  // unit of them gathered while it runs (ddp/sharded_parameters.hpp). The units are the model's
-  // blocks, named by these prefixes, and the root; `prefetch`: the next unit's gather overlaps
-  // the current unit's compute.
-  bool parameters_sharded = false;
+  // What is sharded (ZeRO-1 to 3), the wire's precision, ZeRO-3's prefetch, and whether ZeRO-1
+  // and 2 share one copy of the parameters on a node (setup/sharding.hpp decides it).
+  ShardingPlan sharding;
+  bool shared_memory = true;  // ddp.shared_memory: buckets where the communicator sums fastest
+  // ZeRO-3: each rank keeps 1/N of the parameters, a unit of them gathered while it runs
+  // (ddp/sharded_parameters.hpp). The units are the model's blocks, named by these prefixes, and
+  // the root.
   std::vector<std::string> block_prefixes;
   // ZeRO-3: the parameters forward may use on some ranks only (ddp/unit_plan.hpp: their buckets
   // come last).
   std::vector<std::string> used_on_some_ranks;
-  bool prefetch = true;
   // ZeRO-3, parameters built without values: gives a unit's parameters theirs as it is sharded.
   std::function<void(const std::vector<NamedTensor>&)> materialize;
 };

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "comm/host_group.hpp"
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "io/state_snapshot.hpp"
 #include "state/checkpointed.hpp"
 #include "util/named_tensor.hpp"

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "comm/host_group.hpp"
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "h5/h5_lock.hpp"
 #include "io/state_snapshot.hpp"
 #include "run/training_run.hpp"

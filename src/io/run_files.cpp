@@ -19,50 +19,50 @@ namespace {
 
 // Rank 0 makes run.dir and writes config.cfg into it and opens log.txt: "" if that worked, else
 // what failed.
-std::string write_run_dir(const Config& config) {
-  const std::filesystem::path dir(config.run.dir);
+std::string write_run_dir(const RunFilesOptions& options) {
+  const std::filesystem::path dir(options.dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return "run.dir '" + config.run.dir + "' cannot be created: " + ec.message();
+  if (ec) return "run.dir '" + options.dir + "' cannot be created: " + ec.message();
   errno = 0;
   std::ofstream deck(dir / "config.cfg");
   deck << "# resolved by ddptrain " << ddptrain_version() << " from "
-       << (config.deck_path.empty() ? "defaults" : config.deck_path) << "\n"
-       << config.resolved_text;
+       << (options.deck_path.empty() ? "defaults" : options.deck_path) << "\n"
+       << options.resolved_text;
   deck.close();
   if (!deck) {
     return fmt::format("run.dir '{}' is not writable: cannot write config.cfg there ({})",
-                       config.run.dir, errno != 0 ? std::strerror(errno) : "write failed");
+                       options.dir, errno != 0 ? std::strerror(errno) : "write failed");
   }
   try {
     add_log_file((dir / "log.txt").string());
   } catch (const std::exception& e) {
-    return fmt::format("run.dir '{}' is not writable: cannot open log.txt there ({})",
-                       config.run.dir, e.what());
+    return fmt::format("run.dir '{}' is not writable: cannot open log.txt there ({})", options.dir,
+                       e.what());
   }
   return "";
 }
 
 }  // namespace
 
-RunFiles::RunFiles(const Config& config, CheckpointContents contents, HostGroup& group)
-    : config_(config), contents_(std::move(contents)), group_(group) {
-  if (config_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(group_);
+RunFiles::RunFiles(const RunFilesOptions& options, CheckpointContents contents, HostGroup& group)
+    : options_(options), contents_(std::move(contents)), group_(group) {
+  if (options_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(group_);
 }
 
 void RunFiles::open(const MetricsHeader& header, int64_t resume_step) {
   const std::string problem = group_.broadcast(
-      "run.dir check", group_.rank() == 0 ? write_run_dir(config_) : std::string());
+      "run.dir check", group_.rank() == 0 ? write_run_dir(options_) : std::string());
   if (!problem.empty()) throw ConfigError(problem);
   if (group_.rank() != 0) return;
   metrics_ =
-      MetricsWriter::create_or_resume(metrics_path(), header, resume_step, config_.log.every);
+      MetricsWriter::create_or_resume(metrics_path(), header, resume_step, options_.log_every);
 }
 
 std::string RunFiles::checkpoint_to_resume() const {
-  if (config_.train.resume == "none") return "";
-  if (config_.train.resume == "auto") return latest_checkpoint(config_.run.dir);
-  return config_.train.resume;
+  if (options_.resume == "none") return "";
+  if (options_.resume == "auto") return latest_checkpoint(options_.dir);
+  return options_.resume;
 }
 
 int64_t RunFiles::load(const std::string& path) {
@@ -70,7 +70,7 @@ int64_t RunFiles::load(const std::string& path) {
 }
 
 std::string RunFiles::metrics_path() const {
-  return config_.run.dir + "/metrics.h5";
+  return options_.dir + "/metrics.h5";
 }
 
 namespace {
@@ -120,14 +120,14 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
         std::make_shared<StateSnapshot>(group_.rank(), /*copy=*/true, std::move(host_memory));
     save_state(*snapshot, step, epoch, contents_, group_.size(), eval_loss);
     last_snapshot_ = snapshot;
-    writer_->start(config_.run.dir, step, std::move(snapshot), config_.checkpoint);
-    written.path = (checkpoints_dir(config_.run.dir) / checkpoint_file_name(step)).string();
+    writer_->start(options_.dir, step, std::move(snapshot), options_.checkpoint);
+    written.path = (checkpoints_dir(options_.dir) / checkpoint_file_name(step)).string();
     written.in_background = true;
     return written;
   }
   const Stopwatch write;
-  written.path = save_checkpoint(config_.run.dir, step, epoch, contents_, group_,
-                                 config_.checkpoint, eval_loss);
+  written.path =
+      save_checkpoint(options_.dir, step, epoch, contents_, group_, options_.checkpoint, eval_loss);
   written.write_s = write.seconds();
   return written;
 }

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "comm/host_group.hpp"
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_writer_thread.hpp"
 #include "io/metrics_writer.hpp"
@@ -15,11 +15,21 @@
 
 namespace ddpt {
 
+// What the run's files read of the deck (setup/run_options.hpp maps the deck onto it).
+struct RunFilesOptions {
+  std::string dir = RunConfig{}.dir;          // run.dir
+  std::string resume = TrainConfig{}.resume;  // train.resume: none, auto or a checkpoint
+  int64_t log_every = LogConfig{}.every;      // log.every: metrics.h5's rows
+  CheckpointConfig checkpoint;
+  std::string deck_path;      // config.cfg's first line names it ("" : defaults)
+  std::string resolved_text;  // config.cfg: the resolved deck
+};
+
 class RunFiles : public RunOutput {
  public:
   // `contents`: the model and the registry of the run's state that checkpoints save and load.
   // Checkpoints are collective over `group`.
-  RunFiles(const Config& config, CheckpointContents contents, HostGroup& group);
+  RunFiles(const RunFilesOptions& options, CheckpointContents contents, HostGroup& group);
 
   // train.resume: "" for a fresh start, else the checkpoint to continue from.
   std::string checkpoint_to_resume() const;
@@ -42,7 +52,7 @@ class RunFiles : public RunOutput {
   void prepare_checkpoint_memory() override;
 
  private:
-  const Config& config_;
+  const RunFilesOptions options_;
   CheckpointContents contents_;
   HostGroup& group_;
   std::unique_ptr<MetricsWriter> metrics_;  // rank 0 only

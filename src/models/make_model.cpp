@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "config/int_list.hpp"
 #include "models/cnn.hpp"
 #include "models/gpt.hpp"
 #include "models/mlp.hpp"

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "data/dataset.hpp"
 #include "models/model.hpp"
 

@@ -11,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "ddp/reducer.hpp"
-#include "models/deferred_values.hpp"
 #include "optim/fused_adamw.hpp"
 #include "optim/optimizer_state.hpp"
 #include "state/checkpointed.hpp"
@@ -52,37 +51,8 @@ class ReplicatedOptimizer final : public DistributedOptimizer {
   int64_t values_ = 0;
 };
 
-// Whether ddp.zero >= 1 shards anything: on one rank there is nothing to shard, and the
-// sharded path's reduce-scatter and all-gather would only copy (the scaling MLP's step took
-// longer: benchmarks.md, "Choices measured": no ZeRO at one rank). So a one-rank run with ZeRO
-// trains unsharded; its checkpoints look the same either way.
-inline bool optimizer_sharded(const DdpConfig& ddp, int world_size) {
-  return ddp.zero >= 1 && world_size > 1;
-}
-// Whether the gradients are sharded as well (ZeRO-2).
-inline bool gradients_sharded(const DdpConfig& ddp, int world_size) {
-  return ddp.zero >= 2 && world_size > 1;
-}
-// Whether the parameters are sharded as well (ZeRO-3).
-inline bool parameters_sharded(const DdpConfig& ddp, int world_size) {
-  return ddp.zero >= 3 && world_size > 1;
-}
-// How training builds a built-in model: under ZeRO-3 with its values deferred, drawn a unit at a
-// time as the parameters are sharded, so that no rank ever holds the whole model; else whole.
-inline ParameterValues initial_values(const DdpConfig& ddp, int world_size) {
-  return parameters_sharded(ddp, world_size) ? ParameterValues::kDeferred
-                                             : ParameterValues::kInitialised;
-}
-// Whether ZeRO-3 prefetches the next unit (ddp.prefetch on the backend `backend_name`). On the
-// 2-core VM with MPI, prefetch ran slower than none (benchmarks.md, "Choices measured": ZeRO-3
-// prefetch): the communication thread's MPI_Allgather polls on the core the compute needs.
-inline bool prefetches(const DdpConfig& ddp, const std::string& backend_name) {
-  return ddp.prefetch == Prefetch::kOn ||
-         (ddp.prefetch == Prefetch::kAuto && backend_name == "nccl");
-}
-
 // The reducer picks the kind: sharded (ZeRO-1) when it reduce-scatters (Reducer::sharded(), which
-// the trainer asks for when optimizer_sharded(config.ddp, world size)), else replicated.
+// the trainer asks for when the plan shards the optimizer: ddp/sharding_plan.hpp), else replicated.
 std::unique_ptr<DistributedOptimizer> make_distributed_optimizer(
     const OptimConfig& optim, const std::vector<NamedTensor>& params, Reducer& reducer);
 

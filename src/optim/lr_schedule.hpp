@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 
 namespace ddpt {
 

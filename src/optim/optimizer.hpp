@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "util/named_tensor.hpp"
 
 namespace ddpt {

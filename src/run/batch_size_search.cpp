@@ -122,10 +122,9 @@ BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int
   return result;
 }
 
-Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup& group,
-                             Model& model, const Dataset& data,
-                             std::optional<int64_t> trial_sample_limit) {
-  if (!config.train.batch_size_auto) return config;
+int64_t largest_batch_size(const TrainerOptions& trainer, const ShardingPlan& sharding,
+                           Communicator& comm, HostGroup& group, Model& model, const Dataset& data,
+                           std::optional<int64_t> trial_sample_limit) {
   const std::optional<int64_t> simulated = trial_sample_limit;
   const torch::Device device = comm.device();
   if (!device.is_cuda() && !simulated) {
@@ -136,7 +135,7 @@ Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup
   }
   // Every rank must find one global batch in the data.
   const int64_t limit = std::min<int64_t>(
-      kMaxAutoBatch, data.size() / (static_cast<int64_t>(comm.size()) * config.train.grad_accum));
+      kMaxAutoBatch, data.size() / (static_cast<int64_t>(comm.size()) * trainer.train.grad_accum));
   if (limit < 1) {
     throw ConfigError(fmt::format(
         "option 'train.batch_size' = auto: the training data's {} samples are fewer than one per "
@@ -146,22 +145,18 @@ Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup
   spdlog::info("train.batch_size = auto: trial steps of up to {} samples per rank on {}", limit,
                device.str());
 
-  Config trial_config = config;
-  trial_config.train.batch_size = 1;
-  // ZeRO-3 would leave the model's parameters views of the trial trainer's released units. A
-  // trial's local backward makes every gradient whole anyway, so ZeRO-2's trial holds at least
-  // what a ZeRO-3 step does: the batch it finds fits.
-  trial_config.ddp.zero = std::min<int64_t>(trial_config.ddp.zero, 2);
+  TrainerOptions trial = trainer;
+  trial.train.batch_size = 1;
   BatchSizeTrials trials;
   {
     // The trial trainer is the run's own kind (same buckets, optimizer, moving average, loss
     // scaler), so a trial holds what a real step will. It is built first, since it moves the model
     // to the device; what trials change is put back before it goes.
-    Trainer trainer(trial_config, comm, model, data);
+    Trainer trial_trainer(trial, sharding.for_trial(), comm, model, data);
     const TrialUndo undo(model, device);
     trials = search_largest_batch(limit, [&](int64_t batch) {
       return group.all(fmt::format("trial step of batch size {}", batch),
-                       trial_fits(trainer, batch, simulated, device));
+                       trial_fits(trial_trainer, batch, simulated, device));
     });
   }
   release_cached_device_memory(device);
@@ -172,9 +167,7 @@ Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup
         Raised::kAllRanks);
   }
   spdlog::info("train.batch_size = auto: {} per rank", trials.text());
-  Config found = config;
-  found.train.batch_size = trials.largest;
-  return found;
+  return trials.largest;
 }
 
 }  // namespace ddpt

@@ -11,9 +11,10 @@
 
 #include "comm/communicator.hpp"
 #include "comm/host_group.hpp"
-#include "config/config.hpp"
 #include "data/dataset.hpp"
+#include "ddp/sharding_plan.hpp"
 #include "models/model.hpp"
+#include "step/trainer.hpp"
 
 namespace ddpt {
 
@@ -39,18 +40,19 @@ struct BatchSizeTrials {
 // between the largest size that fitted and the smallest that did not. About 2 log2(answer) calls.
 BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int64_t)>& fits);
 
-// Collective over `group` and `comm`. With train.batch_size = auto, returns `config` with
-// train.batch_size set to the largest size whose trial step fitted on every rank: after each trial
-// the ranks agree (the smallest answer wins), so all of them try the same sizes and end with the
-// same one. The model's parameters and buffers, its gradients (none) and the random generators
-// are as they were, so the run that follows is the run of a deck with that number written in.
-// Other configs come back unchanged.
+// Collective over `group` and `comm`, for train.batch_size = auto: the largest batch size per
+// rank whose trial step fitted on every rank. After each trial the ranks agree (the smallest
+// answer wins), so all of them try the same sizes and end with the same one. The trial trainer is
+// built from `trainer` (the run's options, at one sample per rank) and the plan's trial form. The
+// model's parameters and buffers, its gradients (none) and the random generators are as they
+// were, so the run that follows is the run of a deck with that number written in.
 // ConfigError (exit 2) off CUDA devices, where memory is not what limits a batch;
 // OutOfMemoryError (exit 6) if not even one sample per rank fits.
 // `trial_sample_limit`: a test's (FaultInjector::trial_sample_limit): trials of more samples fail
-// as a full GPU would, on any device, so that the search runs on CPUs.
-Config with_batch_size_found(const Config& config, Communicator& comm, HostGroup& group,
-                             Model& model, const Dataset& data,
-                             std::optional<int64_t> trial_sample_limit = std::nullopt);
+// as a full GPU would, on any device, so that the search runs on CPUs. `sharding`: the run's;
+// the trials take its trial form (ShardingPlan::for_trial).
+int64_t largest_batch_size(const TrainerOptions& trainer, const ShardingPlan& sharding,
+                           Communicator& comm, HostGroup& group, Model& model, const Dataset& data,
+                           std::optional<int64_t> trial_sample_limit = std::nullopt);
 
 }  // namespace ddpt

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "state/checkpointed.hpp"
 
 namespace ddpt {

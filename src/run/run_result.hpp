@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ddp/sharding_plan.hpp"
 #include "run/evaluate.hpp"
 #include "run/rank_steps.hpp"
 #include "runtime/peak_memory.hpp"
@@ -61,16 +62,10 @@ struct RunResult {
   // Parameters held by each rank: the model's, frozen ones too (ZeRO-3: the rank's shard of the
   // trainable ones, and the frozen ones).
   int64_t parameter_bytes = 0;
-  int64_t largest_unit_bytes = 0;   // ZeRO-3: the largest unit gathered whole while it runs
-  int64_t gradient_bytes = 0;       // gradient memory on each rank (buckets, shards)
-  PeakMemory peak_memory;           // rank 0's, at the end
-  bool optimizer_sharded = false;   // ZeRO-1, 2 or 3 at work: that is rank 0's shard
-  bool gradients_sharded = false;   // ZeRO-2 or 3 at work
-  bool parameters_sharded = false;  // ZeRO-3 at work
-  // The ZeRO stage at work (0 where nothing is sharded: no ZeRO, or one rank).
-  int zero_stage() const {
-    return parameters_sharded ? 3 : gradients_sharded ? 2 : optimizer_sharded ? 1 : 0;
-  }
+  int64_t largest_unit_bytes = 0;  // ZeRO-3: the largest unit gathered whole while it runs
+  int64_t gradient_bytes = 0;      // gradient memory on each rank (buckets, shards)
+  PeakMemory peak_memory;          // rank 0's, at the end
+  ShardingPlan sharding;           // what ZeRO sharded (rank 0's shard is the figures')
 
   int64_t end_step() const { return first_step + steps; }
 };

@@ -18,8 +18,9 @@
 #include "comm/host_group.hpp"
 #include "comm/stop_vote.hpp"
 #include "comm/watchdog.hpp"
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "data/distributed_sampler.hpp"
+#include "ddp/sharding_plan.hpp"
 #include "run/early_stopping.hpp"
 #include "run/run_meter.hpp"
 #include "run/run_result.hpp"
@@ -57,9 +58,22 @@ class RunOutput {
 };
 
 // What a run trains, on which ranks. References: they outlive the run.
+// What the run reads of the deck (setup/run_options.hpp maps the deck onto it).
+struct RunOptions {
+  // The trainer's; its train section (steps, batch, early stopping) is the run's too.
+  TrainerOptions step;
+  CheckpointConfig checkpoint;
+  EvalConfig eval;
+  LogConfig log;
+  int64_t seed = RunConfig{}.seed;                          // run.seed: the sampler's order
+  int64_t data_prefetch = DataConfig{}.prefetch;            // data.prefetch: batches made ahead
+  double straggler_factor = DistConfig{}.straggler_factor;  // dist.straggler_factor
+};
+
 struct RunParts {
-  Communicator& comm;  // the gradients' ranks and device
-  HostGroup& group;    // the same ranks, for the stop vote and the summary's step times
+  Communicator& comm;     // the gradients' ranks and device
+  ShardingPlan sharding;  // what ZeRO shards over them (setup/sharding.hpp)
+  HostGroup& group;       // the same ranks, for the stop vote and the summary's step times
   Model& model;
   const Dataset& train;
   const Dataset* val = nullptr;  // evaluation data, if the deck has any
@@ -73,7 +87,7 @@ struct RunParts {
 class TrainingRun : public Checkpointed {
  public:
   // Collective: builds the trainer (which broadcasts rank 0's model) and the stop vote.
-  TrainingRun(const Config& config, const RunParts& parts);
+  TrainingRun(const RunOptions& options, const RunParts& parts);
   // Every stateful part of the run, in the order checkpoints write them.
   void register_state(CheckpointRegistry& registry);
   // Continue after `steps_done` steps (the state has been loaded from a checkpoint).
@@ -113,7 +127,7 @@ class TrainingRun : public Checkpointed {
   // Collective: waits for a background checkpoint write and accounts for it.
   void wait_for_background_write(RunOutput& output, RunResult& result);
 
-  const Config& config_;
+  const RunOptions options_;  // the parts below keep references into it
   Communicator& comm_;
   HostGroup& group_;
   const Dataset& train_;

@@ -9,8 +9,8 @@
 #include "io/checkpoint.hpp"
 #include "models/cpu_convolutions.hpp"
 #include "models/make_model.hpp"
-#include "optim/distributed_optimizer.hpp"
 #include "run/evaluate.hpp"
+#include "setup/sharding.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -30,14 +30,14 @@ void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
 // ZeRO-3: `loaded`'s parameters cut into units, each rank keeping its blocks (of the values
 // the model was built with, or of zeros where it was built without values, until the
 // checkpoint's are read into them).
-void shard_model(const Config& config, InferenceModel& loaded, Communicator& comm,
-                 ParameterValues values) {
+void shard_model(const Config& config, const ShardingPlan& sharding_plan, InferenceModel& loaded,
+                 Communicator& comm, ParameterValues values) {
   const std::vector<NamedTensor> params = loaded.model->named_parameters();
   // Inference reduces nothing: a block is one buffer whatever its size.
   UnitPlan plan =
       plan_units(params, loaded.model->unit_prefixes(), std::numeric_limits<int64_t>::max());
   ShardedParameters::Options sharding;
-  sharding.prefetch = prefetches(config.ddp, comm.backend_name());
+  sharding.prefetch = sharding_plan.prefetch;
   sharding.shared_memory = config.ddp.shared_memory;
   sharding.values = values == ParameterValues::kInitialised;
   loaded.units = std::make_unique<ShardedParameters>(params, std::move(plan), comm, sharding);
@@ -53,7 +53,8 @@ InferenceModel load_inference_model(const Config& config, const std::string& che
   warn_of_cpu_convolution_problem(job);
   InferenceModel loaded;
   loaded.info = deck_data_info(config.data);
-  const bool sharded = comm && parameters_sharded(config.ddp, comm->size());
+  const ShardingPlan plan = plan_sharding(config, comm ? comm->size() : 1, job.device.device);
+  const bool sharded = comm && plan.parameters_sharded();
   // ZeRO-3: a built-in model is built without values, the checkpoint's read into the shards, so
   // no rank holds it whole (a TorchScript model is its file's, loaded whole).
   const ParameterValues values = sharded ? ParameterValues::kNone : ParameterValues::kInitialised;
@@ -62,7 +63,7 @@ InferenceModel load_inference_model(const Config& config, const std::string& che
   // Sharded as training shards it: the parameters reach the device a unit at a time.
   if (sharded) {
     move_all_but_trainable(*loaded.model, loaded.device);
-    shard_model(config, loaded, *comm, values);
+    shard_model(config, plan, loaded, *comm, values);
   }
   // A run that kept a moving average evaluated with it: so do eval and predict.
   loaded.step = load_model_weights(checkpoint, loaded.model->named_parameters(),

@@ -45,30 +45,30 @@ std::optional<MemoryNeed> synthetic_data_need(const DataConfig& data, const Data
                                        data.samples, elements, bytes_text(bytes))};
 }
 
-// Bytes per parameter value a rank holds on the CPU at ZeRO stage `level`: the fp32 weights,
-// the gradients (ZeRO-2 and 3: 1/N of them), the optimizer moments (ZeRO-1 to 3: 1/N of them) and
-// the moving average of train.ema_decay (ZeRO-3: 1/N of it).
+// Bytes per parameter value a rank holds on the CPU under `plan`: the fp32 weights, the gradients
+// (ZeRO-2 and 3: 1/N of them), the optimizer moments (ZeRO-1 to 3: 1/N of them) and the moving
+// average of train.ema_decay (ZeRO-3: 1/N of it).
 // Pooled buckets, ZeRO-3's gathered units and activations come on top: this is a lower bound.
 // The weights count whole even where ZeRO shares one copy per node; under ZeRO-3 a built-in model
 // is built a unit at a time (models/deferred_values.hpp), so they count 1/N. (A TorchScript model
 // is loaded whole, but its size is not known here: no check.)
-double bytes_per_value(const Config& config, int64_t level, int world_size) {
+double bytes_per_value(const Config& config, const ShardingPlan& plan) {
   const double moments =
       config.optim.type == OptimizerType::kAdamW ? 2 : (config.optim.momentum > 0 ? 1 : 0);
-  const double shards = world_size > 1 ? static_cast<double>(world_size) : 1;
-  const double gradients = level >= 2 ? 1 / shards : 1;
-  const double optimizer = level >= 1 ? moments / shards : moments;
+  const double shards = static_cast<double>(plan.shards);
+  const double gradients = plan.gradients_sharded() ? 1 / shards : 1;
+  const double optimizer = plan.optimizer_sharded() ? moments / shards : moments;
   const double average = config.train.ema_decay > 0 ? 1 : 0;
-  if (level >= 3) return sizeof(float) * (2 + moments + average) / shards;
+  if (plan.parameters_sharded()) return sizeof(float) * (2 + moments + average) / shards;
   return sizeof(float) * (1 + gradients + optimizer + average);
 }
 
 // On the CPU, the model's fp32 weights and gradients and this rank's optimizer moments.
-std::optional<MemoryNeed> model_need(const Config& config, const DatasetInfo& info,
-                                     int world_size) {
+std::optional<MemoryNeed> model_need(const Config& config, const ShardingPlan& plan,
+                                     const DatasetInfo& info) {
   const std::optional<double> parameters = planned_parameter_count(config.model, info);
   if (!parameters) return std::nullopt;
-  const double bytes = *parameters * bytes_per_value(config, config.ddp.zero, world_size);
+  const double bytes = *parameters * bytes_per_value(config, plan);
   return MemoryNeed{
       bytes,
       fmt::format("{} gives a model of {:.3g} parameters ({} with {})",
@@ -79,32 +79,32 @@ std::optional<MemoryNeed> model_need(const Config& config, const DatasetInfo& in
 }
 
 // What to change: the lowest ddp.zero above the deck's whose need fits, or smaller sizes.
-std::string advice(const Config& config, const std::vector<MemoryNeed>& needs, double total,
-                   int world_size, int64_t per_rank) {
+std::string advice(const Config& config, const ShardingPlan& plan,
+                   const std::vector<MemoryNeed>& needs, double total, int64_t per_rank) {
   const auto model = std::find_if(needs.begin(), needs.end(),
                                   [](const MemoryNeed& n) { return n.parameters > 0; });
-  if (model == needs.end() || world_size == 1) return "make it smaller";
-  for (int64_t level = config.ddp.zero + 1; level <= kHighestZeroStage; ++level) {
+  if (model == needs.end() || plan.shards == 1) return "make it smaller";
+  for (int64_t level = plan.requested + 1; level <= kHighestZeroStage; ++level) {
     const double then =
-        total - model->bytes + model->parameters * bytes_per_value(config, level, world_size);
+        total - model->bytes +
+        model->parameters * bytes_per_value(config, plan.at_stage(static_cast<ZeroStage>(level)));
     if (then <= static_cast<double>(per_rank)) {
       return fmt::format("with ddp.zero = {} it needs {} per rank and fits: set ddp.zero = {}",
                          level, bytes_text(then), level);
     }
   }
   return fmt::format("not even ddp.zero = {} fits at {} ranks: make it smaller, or use more ranks",
-                     kHighestZeroStage, world_size);
+                     kHighestZeroStage, plan.shards);
 }
 
 }  // namespace
 
-void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job,
-                       HostGroup& group) {
+void check_host_memory(const Config& config, const ShardingPlan& plan, const DatasetInfo& data,
+                       const Job& job, HostGroup& group) {
   std::vector<MemoryNeed> needs;
   if (auto need = synthetic_data_need(config.data, data)) needs.push_back(*need);
-  const int world_size = job.topology.world_size;
   if (job.device.device.is_cpu()) {
-    if (auto need = model_need(config, data, world_size)) needs.push_back(*need);
+    if (auto need = model_need(config, plan, data)) needs.push_back(*need);
   }
   // Per rank: the ranks of a node share its memory, and a limit of the process's own is each
   // rank's. The smallest of any rank, so that every rank takes the same decision.
@@ -136,7 +136,7 @@ void check_host_memory(const Config& config, const DatasetInfo& data, const Job&
                   memory
                       ? memory->source + (shared_by_node ? ", shared by the ranks of a node" : "")
                       : "no memory figure",
-                  advice(config, needs, total, world_size, per_rank)),
+                  advice(config, plan, needs, total, per_rank)),
       Raised::kAllRanks);
 }
 

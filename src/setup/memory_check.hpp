@@ -7,6 +7,7 @@
 #include "comm/host_group.hpp"
 #include "config/config.hpp"
 #include "data/dataset.hpp"
+#include "ddp/sharding_plan.hpp"
 #include "runtime/job.hpp"
 
 namespace ddpt {
@@ -17,8 +18,9 @@ namespace ddpt {
 // the rank's own resource limit (prlimit), whichever is less. `data`: what the deck's data will be
 // (deck_data_info). Counts only memory that certainly exists (synthetic data held in memory; on
 // the CPU the fp32 weights, gradients and optimizer moments): a lower bound, so a run that fits
-// is never refused.
-void check_host_memory(const Config& config, const DatasetInfo& data, const Job& job,
-                       HostGroup& group);
+// is never refused. `plan`: what ZeRO shards (setup/sharding.hpp); the advice weighs the stages
+// above it.
+void check_host_memory(const Config& config, const ShardingPlan& plan, const DatasetInfo& data,
+                       const Job& job, HostGroup& group);
 
 }  // namespace ddpt

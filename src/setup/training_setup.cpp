@@ -5,10 +5,11 @@
 #include "comm/make_communicator.hpp"
 #include "models/cpu_convolutions.hpp"
 #include "models/make_model.hpp"
-#include "optim/distributed_optimizer.hpp"
 #include "run/batch_size_search.hpp"
 #include "setup/hang_watch.hpp"
 #include "setup/memory_check.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 #include "setup/test_faults.hpp"
 #include "util/error.hpp"
 #include "util/version.hpp"
@@ -44,13 +45,14 @@ void make_data_and_model(const Config& config, TrainingSetup& setup) {
   const bool synthetic =
       config.data.type != DataType::kHdf5 && config.data.type != DataType::kTokens;
   HostGroup& group = *setup.world.group;
-  if (synthetic) check_host_memory(config, deck_data_info(config.data), setup.job, group);
+  if (synthetic)
+    check_host_memory(config, setup.sharding, deck_data_info(config.data), setup.job, group);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));  // same initial model on all ranks
   setup.data = make_datasets(config.data, config.run.seed);
   check_validation_split(config, setup.data);
   const DatasetInfo info = setup.data.train->info();
-  if (!synthetic) check_host_memory(config, info, setup.job, group);
-  setup.model = make_model(config.model, info, initial_values(config.ddp, setup.comm->size()));
+  if (!synthetic) check_host_memory(config, setup.sharding, info, setup.job, group);
+  setup.model = make_model(config.model, info, setup.sharding.initial_values());
   setup.freeze = freeze_parameters(*setup.model, config.model.freeze);
 }
 
@@ -68,14 +70,14 @@ MetricsHeader metrics_header(const TrainingSetup& setup) {
 
 // The run and its files; the checkpoint train.resume names loaded into the run's state.
 void make_run_and_files(TrainingSetup& setup) {
-  RunParts parts{*setup.comm,       *setup.world.group,   *setup.model,
+  RunParts parts{*setup.comm,       setup.sharding,       *setup.world.group,        *setup.model,
                  *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
   parts.faults = setup.faults.get();
-  setup.run = std::make_unique<TrainingRun>(setup.config, parts);  // last check of the deck
+  setup.run = std::make_unique<TrainingRun>(run_options(setup.config), parts);  // last deck check
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.
   setup.files = std::make_unique<RunFiles>(
-      setup.config,
+      run_files_options(setup.config),
       CheckpointContents{setup.model->named_parameters(), setup.model->named_buffers(),
                          setup.config.resolved_text, &setup.state, setup.run->sharded_weights()},
       *setup.world.group);
@@ -101,11 +103,16 @@ std::unique_ptr<TrainingSetup> set_up_training(
   if (config.train.deterministic) make_deterministic();
   setup->comm = make_communicator(config.ddp.backend, setup->job.device.device, MPI_COMM_WORLD,
                                   setup->world.watchdog.get(), *setup->faults);
+  setup->sharding = plan_sharding(config, setup->comm->size(), setup->job.device.device);
   make_data_and_model(config, *setup);
   // From here on, train.batch_size = auto is a number (the deck's text in config.cfg still says
   // auto).
-  setup->config = with_batch_size_found(config, *setup->comm, *setup->world.group, *setup->model,
-                                        *setup->data.train, setup->faults->trial_sample_limit());
+  setup->config = config;
+  if (config.train.batch_size_auto) {
+    setup->config.train.batch_size = largest_batch_size(
+        trainer_options(config), setup->sharding, *setup->comm, *setup->world.group, *setup->model,
+        *setup->data.train, setup->faults->trial_sample_limit());
+  }
   make_run_and_files(*setup);
   setup->files->open(metrics_header(*setup), setup->resume_step);  // only now is anything written
   if (ready) ready(*setup);

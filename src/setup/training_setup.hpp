@@ -15,6 +15,7 @@
 #include "comm/watched_world.hpp"
 #include "config/config.hpp"
 #include "data/make_datasets.hpp"
+#include "ddp/sharding_plan.hpp"
 #include "io/run_files.hpp"
 #include "models/freeze.hpp"
 #include "models/model.hpp"
@@ -39,6 +40,7 @@ struct TrainingSetup {
   std::unique_ptr<FaultInjector> faults;
   WatchedWorld world;
   std::unique_ptr<Communicator> comm;
+  ShardingPlan sharding;  // what ZeRO shards over comm's ranks (setup/sharding.hpp)
   DataSplits data;
   std::unique_ptr<Model> model;
   FreezeCount freeze;

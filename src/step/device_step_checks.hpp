@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "ddp/reducer.hpp"
 #include "optim/fused_adamw.hpp"
 

@@ -19,7 +19,7 @@
 #include <optional>
 
 #include "comm/communicator.hpp"
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "ddp/reducer.hpp"
 #include "optim/fused_adamw.hpp"
 #include "state/checkpointed.hpp"

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "state/checkpointed.hpp"
 
 namespace ddpt {

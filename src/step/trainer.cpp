@@ -49,60 +49,49 @@ class WaitsObserved {
 
 }  // namespace
 
-Trainer::Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data,
-                 FaultInjector& faults)
-    : config_(config),
+Trainer::Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Communicator& comm,
+                 Model& model, const Dataset& data, FaultInjector& faults)
+    : options_(options),
+      sharding_(sharding),
       comm_(comm),
       model_(model),
       data_(data),
       faults_(faults),
       info_(data.info()),
-      schedule_(config.optim, config.train.steps),
-      precision_(usable_precision(config.train.precision, comm.device())) {
+      schedule_(options_.optim, options_.train.steps),
+      precision_(usable_precision(options_.train.precision, comm.device())) {
   for (auto& p : model_.named_parameters()) {
     if (p.tensor.requires_grad()) trainable_.push_back(p);
   }
-  place_model(model_, parameters_sharded(config.ddp, comm_.size()), comm_.device());
-  DataParallelOptions options;
-  options.bucket_mb = config.ddp.bucket_mb;
-  options.first_bucket_mb = config.ddp.first_bucket_mb;
-  if (config.ddp.compress != WirePrecision::kNone) {
-    options.wire_dtype =
-        config.ddp.compress == WirePrecision::kBf16 ? torch::kBFloat16 : torch::kHalf;
-  }
-  if (optimizer_sharded(config.ddp, comm_.size())) {
-    options.reduction = GradientReduction::kReduceScatter;
-  }
-  options.pooled_buckets = gradients_sharded(config.ddp, comm_.size());
-  options.parameters_sharded = parameters_sharded(config.ddp, comm_.size());
-  options.block_prefixes = model_.unit_prefixes();
-  options.used_on_some_ranks = model_.conditional_parameters();
-  options.prefetch = prefetches(config.ddp, comm_.backend_name());
-  options.shared_memory = config.ddp.shared_memory;
-  options.materialize = [this](const std::vector<NamedTensor>& params) {
+  place_model(model_, sharding.parameters_sharded(), comm_.device());
+  DataParallelOptions engine;
+  engine.bucket_mb = options_.bucket_mb;
+  engine.first_bucket_mb = options_.first_bucket_mb;
+  engine.sharding = sharding;
+  engine.block_prefixes = model_.unit_prefixes();
+  engine.used_on_some_ranks = model_.conditional_parameters();
+  engine.shared_memory = options_.shared_memory;
+  engine.materialize = [this](const std::vector<NamedTensor>& params) {
     model_.materialize(params);
   };
-  // The moving average swaps itself into the parameters for evaluation, on each rank: with one
-  // shared copy the ranks would swap each other's values.
-  options.share_parameters = config.train.ema_decay == 0;
-  engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, options);
+  engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, engine);
   if (ShardedParameters* units = engine_->sharded_parameters()) {
     sharded_model_ = std::make_unique<ShardedModel>(model_, *units);
     sharded_weights_ =
         std::make_unique<ShardedWeights>(trainable_, units->shard_plan(), units->shards());
     running_ = sharded_model_.get();
   }
-  optimizer_ = make_distributed_optimizer(config.optim, trainable_, engine_->reducer());
-  lr_ = config.optim.lr;
+  optimizer_ = make_distributed_optimizer(options_.optim, trainable_, engine_->reducer());
+  lr_ = options_.optim.lr;
   // After the broadcast: every rank starts its average from rank 0's parameters (ZeRO-3: from
   // its shard of them).
-  if (config.train.ema_decay > 0) {
+  if (options_.train.ema_decay > 0) {
     const ShardedParameters* units = engine_->sharded_parameters();
     ema_ = units ? std::make_unique<Ema>(trainable_, units->shard_plan(), units->shards(),
-                                         config.train.ema_decay)
-                 : std::make_unique<Ema>(trainable_, config.train.ema_decay);
+                                         options_.train.ema_decay)
+                 : std::make_unique<Ema>(trainable_, options_.train.ema_decay);
   }
-  gate_ = std::make_unique<GradientGate>(config.train, config.optim.clip,
+  gate_ = std::make_unique<GradientGate>(options_.train, options_.optim.clip,
                                          precision_ == Precision::kFp16, comm_, engine_->reducer(),
                                          optimizer_->gated_on_device());
   check_output_fits();
@@ -121,7 +110,7 @@ void Trainer::check_output_fits() {
 
 std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& batches,
                                                  PhaseLaps& laps, int64_t& skipped_total) {
-  const int64_t accum = config_.train.grad_accum;
+  const int64_t accum = options_.train.grad_accum;
   // A wait for the other ranks in forward or backward (ZeRO-3's gathers, the reductions) is comm
   // wait: the phases keep this rank's own work.
   const WaitsObserved observed(*engine_, laps);
@@ -162,7 +151,7 @@ void Trainer::trial_step(int64_t batch) {
   // The first real step allocates the optimizer's state (AdamW: two moments per value): hold that
   // much now, so a batch that fits leaves room for it.
   const int64_t missing =
-      planned_optimizer_state_bytes(config_.optim, optimizer_->updated_values()) -
+      planned_optimizer_state_bytes(options_.optim, optimizer_->updated_values()) -
       ddpt::optimizer_state_bytes(optimizer_->optimizer());
   torch::Tensor held;
   if (missing > 0) {
@@ -176,9 +165,9 @@ torch::Tensor Trainer::batch_loss(const Batch& batch) {
   const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
   const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
   const AutocastScope autocast(precision_, comm_.device());
-  if (config_.train.loss_chunk > 0 && info_.task == Task::kNextToken) {
+  if (options_.train.loss_chunk > 0 && info_.task == Task::kNextToken) {
     if (std::optional<torch::Tensor> loss =
-            running_->chunked_loss(inputs, targets, config_.train.loss_chunk)) {
+            running_->chunked_loss(inputs, targets, options_.train.loss_chunk)) {
       return *loss;
     }
   }
@@ -201,7 +190,7 @@ std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batche
     throw OutOfMemoryError(fmt::format(
         "out of GPU memory in step {} at train.batch_size = {} per rank (train.grad_accum = {}): "
         "lower train.batch_size (raise train.grad_accum to keep the global batch); {}",
-        step + 1, per_rank_batch(config_.train, comm_.size()), config_.train.grad_accum, cuda));
+        step + 1, per_rank_batch(options_.train, comm_.size()), options_.train.grad_accum, cuda));
   }
 }
 
@@ -233,16 +222,13 @@ TrainerFacts Trainer::facts() const {
   facts.buckets = reducer.buckets().size();
   facts.buckets_in_shared_memory = reducer.buckets_in_shared_memory();
   facts.parameters_shared = engine_->parameters_shared();
-  facts.optimizer_sharded = reducer.sharded();
-  facts.gradients_sharded = reducer.gradients_sharded();
+  facts.sharding = sharding_;
   for (const auto& bucket : reducer.buckets()) facts.bucketed_values += bucket.numel;
   for (const auto& p : model_.named_parameters()) {
     facts.parameter_bytes += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
   }
   facts.held_parameter_bytes = facts.parameter_bytes;
   if (const ShardedParameters* units = engine_->sharded_parameters()) {
-    facts.parameters_sharded = true;
-    facts.prefetches = units->prefetches();
     facts.units_in_shared_memory = units->gathers_in_shared_memory();
     for (const auto& p : trainable_) {
       facts.held_parameter_bytes -=

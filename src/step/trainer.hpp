@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "config/batch_size.hpp"
-#include "config/config.hpp"
+#include "config/sections.hpp"
 #include "data/batch_prefetcher.hpp"
 #include "data/dataset.hpp"
 #include "ddp/data_parallel.hpp"
 #include "ddp/sharded_model.hpp"
+#include "ddp/sharding_plan.hpp"
 #include "models/autocast.hpp"
 #include "models/model.hpp"
 #include "optim/distributed_optimizer.hpp"
@@ -35,15 +36,10 @@ struct TrainerFacts {
   size_t buckets = 0;
   // Every bucket is summed in memory the node's ranks share (ddp.shared_memory).
   bool buckets_in_shared_memory = false;
-  // ZeRO-1 to 3 at work: each rank updates its shard (ddp.zero >= 1 on more than one rank).
-  bool optimizer_sharded = false;
-  // ZeRO-2 at work: each rank holds the gradients of its shard only.
-  bool gradients_sharded = false;
+  // What is sharded at work (no stage on one rank), ZeRO-3's prefetch, the wire's precision.
+  ShardingPlan sharding;
   // ZeRO-1 or 2: the node's ranks hold one copy of the parameters in memory they share.
   bool parameters_shared = false;
-  // ZeRO-3 at work: each rank holds 1/N of the parameters, and one unit whole while it runs.
-  bool parameters_sharded = false;
-  bool prefetches = false;  // ZeRO-3: the next unit gathered while one computes (ddp.prefetch)
   // ZeRO-3: every unit gathered into one copy in memory the node's ranks share (ddp.shared_memory).
   bool units_in_shared_memory = false;
   // This rank's: all of them, or under ZeRO-3 its shard of the trainable ones and the frozen ones.
@@ -60,18 +56,26 @@ struct TrainerFacts {
   int64_t parameter_bytes = 0;         // every parameter of the model, frozen ones too
   int64_t gradient_bytes = 0;          // this rank's (Reducer::held_bytes)
   int64_t planned_gradient_bytes = 0;  // ... once a backward has run (Reducer::planned_bytes)
-  // The ZeRO stage at work (0 where nothing is sharded: no ZeRO, or one rank).
-  int zero_stage() const {
-    return parameters_sharded ? 3 : gradients_sharded ? 2 : optimizer_sharded ? 1 : 0;
-  }
+};
+
+// What the trainer reads of the deck (setup/run_options.hpp maps the deck onto it).
+struct TrainerOptions {
+  TrainConfig train;
+  OptimConfig optim;
+  // The gradient buckets' caps and where they are summed (ddp.first_bucket_mb, ddp.bucket_mb,
+  // ddp.shared_memory); what else [ddp] says is the sharding plan's.
+  double first_bucket_mb = kDefaultFirstBucketMiB;
+  double bucket_mb = kDefaultBucketMiB;
+  bool shared_memory = true;
 };
 
 class Trainer {
  public:
   // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
-  // `faults`: a test's (util/fault_injector.hpp), called inside each step's first forward.
-  Trainer(const Config& config, Communicator& comm, Model& model, const Dataset& data,
-          FaultInjector& faults = no_faults());
+  // `sharding`: what ZeRO shards on `comm` (setup/sharding.hpp). `faults`: a test's
+  // (util/fault_injector.hpp), called inside each step's first forward.
+  Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Communicator& comm,
+          Model& model, const Dataset& data, FaultInjector& faults = no_faults());
 
   // Collective: optimizer step `step` (0-based) on the next train.grad_accum micro-batches of
   // `batches`, its phases lapped on `laps`. Returns this rank's loss for the step, a float scalar
@@ -135,7 +139,8 @@ class Trainer {
   // ConfigError (exit 2) if the model's output does not fit the data's loss.
   void check_output_fits();
 
-  const Config& config_;
+  const TrainerOptions options_;  // the parts below keep references into it
+  const ShardingPlan sharding_;
   Communicator& comm_;
   Model& model_;
   Model* running_ = &model_;  // model_, or sharded_model_ under ZeRO-3

@@ -23,6 +23,8 @@
 #include "run/training_run.hpp"
 #include "runtime/job.hpp"
 #include "runtime/mpi_env.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 
 #ifndef DDPTRAIN_FUZZ_INPUTS_DIR
 #error "DDPTRAIN_FUZZ_INPUTS_DIR: the inputs/ directory of the source tree"
@@ -67,9 +69,12 @@ void set_up(int* argc, char*** argv) {
   torch::manual_seed(static_cast<uint64_t>(run->config.run.seed));
   run->data = ddpt::make_datasets(run->config.data, run->config.run.seed);
   run->model = ddpt::make_model(run->config.model, run->data.train->info());
+  const ddpt::ShardingPlan sharding =
+      ddpt::plan_sharding(run->config, run->comm->size(), run->comm->device());
   run->training = std::make_unique<ddpt::TrainingRun>(
-      run->config, ddpt::RunParts{*run->comm, *run->world.group, *run->model, *run->data.train,
-                                  run->data.val.get(), run->world.watchdog.get()});
+      ddpt::run_options(run->config),
+      ddpt::RunParts{*run->comm, sharding, *run->world.group, *run->model, *run->data.train,
+                     run->data.val.get(), run->world.watchdog.get()});
   run->training->register_state(run->state);
   run->contents = {run->model->named_parameters(), run->model->named_buffers(),
                    run->config.resolved_text, &run->state};

@@ -194,8 +194,11 @@ TEST(Bucketing, Zero2BucketsBorrowWhileAnEarlierBucketWaits) {
   // Caps of 100 floats: a weight (64) and a bias (8) and the next weight share a bucket, so every
   // bucket borrows from the pool (a parameter of a bucket of its own would not).
   DataParallelOptions options{100.0 * 4 / 1048576, 100.0 * 4 / 1048576};
-  options.reduction = GradientReduction::kReduceScatter;
-  options.pooled_buckets = true;
+  options.sharding.stage = ZeroStage::kGradients;
+  options.sharding.shards = comm.size();
+  // Each rank's parameters its own, as in a run with a moving average (ShardingPlan::
+  // share_parameters): the shards' gradients are what is checked here.
+  options.sharding.moving_average = true;
   DataParallel engine(params, {}, comm, options);
   const Reducer& reducer = engine.reducer();
   ASSERT_TRUE(reducer.gradients_sharded());

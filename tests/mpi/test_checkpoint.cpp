@@ -15,6 +15,8 @@
 #include "io/checkpoint_writer_thread.hpp"
 #include "models/make_model.hpp"
 #include "optim/optimizer_state.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 #include "state/rng_state.hpp"
 #include "support/training_fixture.hpp"
 #include "util/error.hpp"
@@ -76,7 +78,9 @@ TrainedState run(const Config& deck, int64_t every, const std::string& resume) {
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
-  TrainingRun training(config, RunParts{comm, group, *model, data});
+  TrainingRun training(
+      run_options(config),
+      RunParts{comm, plan_sharding(config, comm.size(), comm.device()), group, *model, data});
   CheckpointRegistry registry;
   training.register_state(registry);
   const CheckpointContents state{model->named_parameters(), model->named_buffers(),

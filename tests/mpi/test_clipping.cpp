@@ -7,6 +7,8 @@
 #include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
 #include "models/make_model.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 #include "support/training_fixture.hpp"
 
 namespace ddpt::testing {
@@ -33,7 +35,10 @@ OneStep sgd_step(Config config, double clip, MPI_Comm comm) {
   auto model = make_model(config.model, config.data.features, config.data.classes);
   std::vector<torch::Tensor> before;
   for (const auto& p : model->named_parameters()) before.push_back(p.tensor.detach().clone());
-  TrainingRun training(config, RunParts{communicator, group, *model, data});
+  TrainingRun training(
+      run_options(config),
+      RunParts{communicator, plan_sharding(config, communicator.size(), communicator.device()),
+               group, *model, data});
   DiscardedOutput output;
   OneStep out;
   out.logged_norm = training.run(output).records.at(0).grad_norm;

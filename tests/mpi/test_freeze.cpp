@@ -7,6 +7,8 @@
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
 #include "models/make_model.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 #include "step/trainer.hpp"
 #include "support/training_fixture.hpp"
 #include "util/error.hpp"
@@ -46,7 +48,8 @@ TEST(Freeze, FrozenParametersAreNotBucketed) {
   const FreezeCount count = freeze_parameters(*model, config.model.freeze);
   EXPECT_EQ(count.frozen_tensors, 3);
   EXPECT_EQ(count.frozen_values, 32 * 64 + 64 + 5);
-  Trainer trainer(config, comm, *model, data);
+  Trainer trainer(trainer_options(config), plan_sharding(config, comm.size(), comm.device()), comm,
+                  *model, data);
   const TrainerFacts facts = trainer.facts();
   EXPECT_EQ(facts.bucketed_values, count.trainable_values);
   EXPECT_EQ(facts.bucketed_values, 64 * 48 + 48 + 48 * 5);

@@ -13,6 +13,8 @@
 #include "data/synthetic_classification.hpp"
 #include "ddp/reducer.hpp"
 #include "models/make_model.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 #include "support/training_fixture.hpp"
 #include "util/error.hpp"
 #include "util/host_read.hpp"
@@ -79,7 +81,9 @@ Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned
                       rank() == world_size() - 1 ? std::move(poisoned) : std::set<int64_t>{},
                       factor);
   HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
-  TrainingRun training(config, RunParts{comm, group, model, data});
+  TrainingRun training(
+      run_options(config),
+      RunParts{comm, plan_sharding(config, comm.size(), comm.device()), group, model, data});
   Trace trace;
   auto snapshot = [&] {
     std::vector<torch::Tensor> now;

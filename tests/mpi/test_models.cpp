@@ -8,6 +8,8 @@
 #include "comm/mpi_comm.hpp"
 #include "data/make_datasets.hpp"
 #include "models/make_model.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 #include "step/trainer.hpp"
 #include "support/training_fixture.hpp"
 
@@ -48,7 +50,9 @@ TEST(Models, CnnBuffersFollowRankZero) {
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const DataSplits data = make_datasets(config.data, config.run.seed);
   auto model = make_model(config.model, data.train->info());
-  TrainingRun training(config, RunParts{comm, group, *model, *data.train});
+  TrainingRun training(run_options(config),
+                       RunParts{comm, plan_sharding(config, comm.size(), comm.device()), group,
+                                *model, *data.train});
   DiscardedOutput output;
   const std::vector<StepRecord> records = training.run(output).records;
   ASSERT_EQ(records.size(), 3u);

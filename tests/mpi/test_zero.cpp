@@ -15,7 +15,9 @@
 #include <functional>
 #include <iostream>
 
+#include "comm/make_communicator.hpp"
 #include "models/torchscript_model.hpp"
+#include "setup/sharding.hpp"
 #include "support/training_fixture.hpp"
 #include "util/error.hpp"
 
@@ -63,10 +65,10 @@ void expect_state_shared_out(const TrainedRun& zero, const TrainedRun& plain, in
   EXPECT_GT(plain.facts.optimizer_state_bytes, 0);
   // On one rank there is nothing to shard: ZeRO trains unsharded there (no reduce-scatter and
   // all-gather that would only copy).
-  EXPECT_EQ(zero.facts.optimizer_sharded, world_size() > 1);
-  EXPECT_EQ(zero.facts.gradients_sharded, world_size() > 1 && level >= 2);
-  EXPECT_EQ(zero.facts.parameters_sharded, world_size() > 1 && level == 3);
-  if (zero.facts.parameters_sharded) {
+  EXPECT_EQ(zero.facts.sharding.optimizer_sharded(), world_size() > 1);
+  EXPECT_EQ(zero.facts.sharding.gradients_sharded(), world_size() > 1 && level >= 2);
+  EXPECT_EQ(zero.facts.sharding.parameters_sharded(), world_size() > 1 && level == 3);
+  if (zero.facts.sharding.parameters_sharded()) {
     // Together the ranks' shards hold every trainable parameter once, and the padding of their
     // blocks (under world size values per bucket).
     const int64_t trainable = plain.facts.bucketed_values * 4;
@@ -78,8 +80,8 @@ void expect_state_shared_out(const TrainedRun& zero, const TrainedRun& plain, in
     EXPECT_GT(zero.facts.largest_unit_bytes, 0);
     EXPECT_LT(zero.facts.largest_unit_bytes, plain.facts.parameter_bytes);
   }
-  EXPECT_FALSE(plain.facts.optimizer_sharded);
-  EXPECT_FALSE(plain.facts.gradients_sharded);
+  EXPECT_FALSE(plain.facts.sharding.optimizer_sharded());
+  EXPECT_FALSE(plain.facts.sharding.gradients_sharded());
   if (world_size() > 1) {
     EXPECT_LT(zero.facts.optimizer_state_bytes, plain.facts.optimizer_state_bytes);
   }
@@ -89,7 +91,8 @@ void expect_state_shared_out(const TrainedRun& zero, const TrainedRun& plain, in
   EXPECT_FALSE(plain.facts.parameters_shared);
   // ZeRO-3 gathers its units into node-shared memory there (comm/node_all_gather.hpp), unless
   // ddp.shared_memory is off: then through MPI_Allgather.
-  EXPECT_EQ(zero.facts.units_in_shared_memory, zero.facts.parameters_sharded && shared_memory);
+  EXPECT_EQ(zero.facts.units_in_shared_memory,
+            zero.facts.sharding.parameters_sharded() && shared_memory);
 }
 
 void expect_same_training(const TrainedRun& zero, const TrainedRun& plain, double tolerance,
@@ -204,25 +207,31 @@ TEST(Zero, MovingAverageWithGradAccum) {
 // NCCL, whose own stream gathers beside the compute, off with MPI. ctest's ranks use MPI: the
 // trainer built with the default does not prefetch, with ddp.prefetch = on it does.
 TEST(Zero, PrefetchAutoIsOnWithNcclOffWithMpi) {
-  DdpConfig ddp;
-  ASSERT_EQ(ddp.prefetch, Prefetch::kAuto) << "auto is no longer the default";
-  EXPECT_TRUE(prefetches(ddp, "nccl"));
-  EXPECT_FALSE(prefetches(ddp, "mpi"));
-  ddp.prefetch = Prefetch::kOn;
-  EXPECT_TRUE(prefetches(ddp, "nccl"));
-  EXPECT_TRUE(prefetches(ddp, "mpi"));
-  ddp.prefetch = Prefetch::kOff;
-  EXPECT_FALSE(prefetches(ddp, "nccl"));
-  EXPECT_FALSE(prefetches(ddp, "mpi"));
-
   Config config = zero_config({OptimizerType::kSgd});
   config.ddp.zero = 3;
+  ASSERT_EQ(config.ddp.prefetch, Prefetch::kAuto) << "auto is no longer the default";
+  const auto prefetches = [&config](Prefetch prefetch, Backend backend, torch::Device device) {
+    Config c = config;
+    c.ddp.prefetch = prefetch;
+    c.ddp.backend = backend;
+    return plan_sharding(c, 2, device).prefetch;
+  };
+  const torch::Device gpu(torch::kCUDA, 0), cpu(torch::kCPU);
+  EXPECT_TRUE(prefetches(Prefetch::kAuto, Backend::kNccl, gpu));
+  EXPECT_FALSE(prefetches(Prefetch::kAuto, Backend::kMpi, cpu));
+  EXPECT_FALSE(prefetches(Prefetch::kAuto, Backend::kAuto, cpu));
+  EXPECT_EQ(prefetches(Prefetch::kAuto, Backend::kAuto, gpu), nccl_compiled());
+  EXPECT_TRUE(prefetches(Prefetch::kOn, Backend::kNccl, gpu));
+  EXPECT_TRUE(prefetches(Prefetch::kOn, Backend::kMpi, cpu));
+  EXPECT_FALSE(prefetches(Prefetch::kOff, Backend::kNccl, gpu));
+  EXPECT_FALSE(prefetches(Prefetch::kOff, Backend::kMpi, cpu));
+
   config.train.steps = 2;
   const TrainedRun by_default = train(config, MPI_COMM_WORLD);
-  EXPECT_EQ(by_default.facts.parameters_sharded, world_size() > 1);
-  EXPECT_FALSE(by_default.facts.prefetches) << "ddp.prefetch = auto prefetched with MPI";
+  EXPECT_EQ(by_default.facts.sharding.parameters_sharded(), world_size() > 1);
+  EXPECT_FALSE(by_default.facts.sharding.prefetch) << "ddp.prefetch = auto prefetched with MPI";
   config.ddp.prefetch = Prefetch::kOn;
-  EXPECT_EQ(train(config, MPI_COMM_WORLD).facts.prefetches, world_size() > 1);
+  EXPECT_TRUE(train(config, MPI_COMM_WORLD).facts.sharding.prefetch);
 }
 
 // A TorchScript model's units are the submodules its forward only calls (the generator's
@@ -293,7 +302,7 @@ TEST(Zero, Zero3WithActivationCheckpointing) {
   const TrainedRun zero = train(gpt, MPI_COMM_WORLD);
   // Micro-steps summed over the ranks first, as ZeRO-2 does (expect_zero_matches_plain).
   expect_same_training(zero, plain, 2 * kZeroTolerance, "ZeRO-3 with activation checkpointing");
-  EXPECT_EQ(zero.facts.parameters_sharded, world_size() > 1);
+  EXPECT_EQ(zero.facts.sharding.parameters_sharded(), world_size() > 1);
 }
 // In bf16 the recomputation casts the block's weights again itself, and the forward's casts, which
 // nothing saved, are not made again for backward (ddp/unit_casts.hpp): ZeRO-3's run with activation

@@ -13,6 +13,8 @@
 #include "data/make_datasets.hpp"
 #include "models/make_model.hpp"
 #include "optim/distributed_optimizer.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 #include "step/trainer.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/training_fixture.hpp"
@@ -27,11 +29,13 @@ struct Built {
         comm(MPI_COMM_WORLD),
         data((torch::manual_seed(static_cast<uint64_t>(c.run.seed)),
               make_datasets(c.data, c.run.seed))),
-        model(make_model(c.model, data.train->info(), initial_values(c.ddp, comm.size()))),
-        trainer(config, comm, *model, *data.train) {}
+        sharding(plan_sharding(c, comm.size(), comm.device())),
+        model(make_model(c.model, data.train->info(), sharding.initial_values())),
+        trainer(trainer_options(config), sharding, comm, *model, *data.train) {}
   Config config;
   MpiComm comm;
   DataSplits data;
+  ShardingPlan sharding;
   std::unique_ptr<Model> model;
   Trainer trainer;
 };
@@ -64,8 +68,8 @@ TEST(ZeroUnits, FactsCountWholeUnitsAndTheRoot) {
   gpt.ddp.bucket_mb = 4000 * 4 / 1048576.0;
   Built built(gpt);
   const TrainerFacts facts = built.trainer.facts();
-  ASSERT_EQ(facts.parameters_sharded, world_size() > 1);
-  if (!facts.parameters_sharded) return;  // one rank: nothing to gather
+  ASSERT_EQ(facts.sharding.parameters_sharded(), world_size() > 1);
+  if (!facts.sharding.parameters_sharded()) return;  // one rank: nothing to gather
   const std::vector<int64_t> bytes = unit_bytes(*built.model);
   const int64_t largest_block = *std::max_element(bytes.begin(), bytes.end() - 1);
   const int64_t root = bytes.back();
@@ -94,9 +98,9 @@ int64_t step_peak(Config config) {
     HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
     torch::manual_seed(static_cast<uint64_t>(config.run.seed));
     const DataSplits data = make_datasets(config.data, config.run.seed);
-    auto model =
-        make_model(config.model, data.train->info(), initial_values(config.ddp, comm.size()));
-    TrainingRun training(config, RunParts{comm, group, *model, *data.train});
+    const ShardingPlan sharding = plan_sharding(config, comm.size(), comm.device());
+    auto model = make_model(config.model, data.train->info(), sharding.initial_values());
+    TrainingRun training(run_options(config), RunParts{comm, sharding, group, *model, *data.train});
     DiscardedOutput output;
     const int64_t before = counting.live();
     counting.reset_peak();

@@ -14,6 +14,8 @@
 #include "models/make_model.hpp"
 #include "optim/distributed_optimizer.hpp"
 #include "run/training_run.hpp"
+#include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
 
 namespace ddpt::testing {
 
@@ -84,10 +86,11 @@ TrainedRun train(const Config& config, MPI_Comm comm) {
   HostGroup group(comm, /*watchdog=*/nullptr);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const DataSplits data = make_datasets(config.data, config.run.seed);
-  auto model =
-      make_model(config.model, data.train->info(), initial_values(config.ddp, communicator.size()));
+  const ShardingPlan sharding = plan_sharding(config, communicator.size(), communicator.device());
+  auto model = make_model(config.model, data.train->info(), sharding.initial_values());
   freeze_parameters(*model, config.model.freeze);
-  TrainingRun training(config, RunParts{communicator, group, *model, *data.train});
+  TrainingRun training(run_options(config),
+                       RunParts{communicator, sharding, group, *model, *data.train});
   DiscardedOutput output;
   TrainedRun run;
   run.records = training.run(output).records;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "config/batch_size.hpp"
+#include "config/config.hpp"
 #include "run/batch_size_search.hpp"
 #include "util/error.hpp"
 
