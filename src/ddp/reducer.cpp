@@ -103,9 +103,22 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
   install_hooks();
   // Summed in shared memory, a bucket's reduce-scatter also gives its sum of squares (for the
   // norm and the finite check) without another pass or collective.
-  squares_in_reduction_ = sharded() && buckets_in_shared_memory();
+  reduction_of_buckets_ = make_reduction(sharded() && buckets_in_shared_memory());
   trace_.bucket_launched.resize(plan_.size());
   trace_.bucket_started.resize(plan_.size());
+}
+
+std::unique_ptr<BucketReduction> Reducer::make_reduction(bool squares_in_reduction) {
+  // Alone, nothing goes on a wire: the gradients stay as backward made them.
+  if (alone_) return own_gradients();
+  std::unique_ptr<BucketReduction> sum =
+      pooled_                ? pooled_reduce_scatter(comm_,
+                                                     [this](ReducerBucket& bucket) { give_back_buffers(bucket); })
+      : !sharded()           ? all_reduce(comm_)
+      : squares_in_reduction ? node_reduce_scatter(comm_)
+                             : reduce_scatter(comm_);
+  // A bucket with a wire tensor (ddp.compress) sends that; one without, its buffer.
+  return on_the_wire(std::move(sum));
 }
 
 void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffers) {
@@ -281,28 +294,10 @@ bool Reducer::claim_for_overwrite(const torch::Tensor& grad) {
 
 void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
-    Bucket& bucket = buckets_[next_bucket_];
+    ReducerBucket& bucket = buckets_[next_bucket_];
     trace_.bucket_launched[next_bucket_] = Clock::now();
     if (gradients_done_) gradients_done_(next_bucket_);
-    if (alone_) {
-      ++next_bucket_;  // the sum over one rank is its own gradient
-      continue;
-    }
-    // A sum: DataParallel::backward already divided the loss by the world size.
-    if (bucket.wire.defined()) bucket.wire.copy_(bucket.buffer);
-    const torch::Tensor& sent = bucket.wire.defined() ? bucket.wire : bucket.buffer;
-    if (sharded() && squares_in_reduction_) {
-      // squares_in_reduction_: the backend has node-shared memory and every bucket is in it.
-      bucket.work = comm_.node_shared_memory()->reduce_scatter_with_squares_async(
-          sent, bucket.shard_gradient, &bucket.squares);
-    } else if (pooled_) {
-      bucket.work = comm_.reduce_scatter_async(sent, bucket.landing);
-    } else if (sharded()) {
-      bucket.work = comm_.reduce_scatter_async(
-          sent, bucket.shard_wire.defined() ? bucket.shard_wire : bucket.shard_gradient);
-    } else {
-      bucket.work = comm_.all_reduce_async(sent, ReduceOp::kSum);
-    }
+    bucket.work = reduction_of_buckets_->launch(bucket, bucket.buffer);
     ++next_bucket_;
     // ZeRO-2 and 3: at most a pool's worth of reductions in flight. A bucket of one large
     // parameter borrows no pooled buffer, and would otherwise hold backward's gradient of it until
@@ -332,9 +327,9 @@ void Reducer::finalize_backward() {
   {
     const RankWaits::Scope waiting(waits_);
     while (next_completed_ < buckets_.size()) complete_reduction(next_completed_++);
-    if (sharded() && squares_in_reduction_) {
+    if (reduction_of_buckets_->gives_squares()) {
       gradient_squares_ = 0;
-      for (const Bucket& bucket : buckets_) gradient_squares_ += bucket.squares;
+      for (const ReducerBucket& bucket : buckets_) gradient_squares_ += bucket.squares;
     } else if (sharded() && step_ends_) {
       reduce_gradient_squares();
     }
@@ -349,7 +344,7 @@ void Reducer::finalize_backward() {
 }
 
 void Reducer::complete_reduction(size_t b) {
-  Bucket& bucket = buckets_[b];
+  ReducerBucket& bucket = buckets_[b];
   if (!bucket.work) {  // alone: nothing was launched
     trace_.bucket_started[b] = trace_.bucket_launched[b];
     return;
@@ -360,20 +355,7 @@ void Reducer::complete_reduction(size_t b) {
     bucket.work->wait();
   }
   torch::NoGradGuard no_grad;
-  if (pooled_) {
-    // The first micro-step's sum is written, later ones' added: no zeroing pass over the shard.
-    if (bucket.shard_written) {
-      bucket.shard_gradient.add_(bucket.landing);
-    } else {
-      bucket.shard_gradient.copy_(bucket.landing);
-    }
-    bucket.shard_written = true;
-    give_back_buffers(b);
-  } else if (bucket.shard_wire.defined()) {
-    bucket.shard_gradient.copy_(bucket.shard_wire);
-  } else if (bucket.wire.defined() && !sharded()) {
-    bucket.buffer.copy_(bucket.wire);
-  }
+  reduction_of_buckets_->complete(bucket);
   trace_.bucket_started[b] = bucket.work->started_at();
   bucket.work.reset();
 }
@@ -392,7 +374,7 @@ void Reducer::reduce_gradient_squares() {
 bool Reducer::buckets_in_shared_memory() const {
   return !pooled_ && !buckets_.empty() &&
          std::all_of(buckets_.begin(), buckets_.end(),
-                     [this](const Bucket& b) { return in_shared_memory(comm_, b.buffer); });
+                     [this](const ReducerBucket& b) { return in_shared_memory(comm_, b.buffer); });
 }
 
 double Reducer::gradient_norm() const {
@@ -449,7 +431,7 @@ void Reducer::scale_gradients(double factor) {
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
   if (pooled_) {
-    for (Bucket& bucket : buckets_) bucket.shard_written = false;
+    for (ReducerBucket& bucket : buckets_) bucket.shard_written = false;
     // A trial backward (BackwardKind::kLocal) left whole gradients in .grad.
     for (auto& p : params_) p.tensor.mutable_grad().reset();
     return;

@@ -45,7 +45,9 @@
 #include "comm/communicator.hpp"
 #include "ddp/bucket_plan.hpp"
 #include "ddp/bucket_pool.hpp"
+#include "ddp/bucket_reduction.hpp"
 #include "ddp/rank_waits.hpp"
+#include "ddp/reducer_bucket.hpp"
 #include "ddp/shard_plan.hpp"
 #include "util/gradients_in_place.hpp"
 #include "util/named_tensor.hpp"
@@ -182,27 +184,9 @@ class Reducer final : public GradientSlots {
   void allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffers);
   void allocate_shards(torch::ScalarType wire_dtype);  // ZeRO-2: shards and the pool only
   void install_hooks();
-  struct Bucket {
-    // Flat, on the communicator's device (ZeRO-1 and 2: padded). ZeRO-2: a pooled buffer's
-    // front, borrowed from the bucket's first gradient to the end of its reduction.
-    torch::Tensor buffer;
-    torch::Tensor wire;  // ddp.compress: the buffer in the wire precision (else undefined)
-    // ZeRO-1: the sum of this rank's block (else undefined); in shared memory, that block of the
-    // buffer itself, where the sum lands.
-    torch::Tensor shard_gradient;
-    torch::Tensor shard_wire;  // ZeRO-1 with ddp.compress: that block in the wire precision
-    // ZeRO-2: where the reduce-scatter lands (pooled), before it is added into shard_gradient.
-    torch::Tensor landing;
-    int pool_entry = -1;  // ZeRO-2: the pooled buffers borrowed, or -1
-    // ZeRO-2: one parameter alone, whose buffers are its own for one backward (no pool entry the
-    // size of the largest parameter): the gradient backward made for it where that can be sent
-    // as it is, and the all-gather into the parameter itself where no padding is needed.
-    bool direct = false;
-    bool shard_written = false;  // ZeRO-2: shard_gradient holds this step's sum so far
-    double squares = 0;          // ZeRO-1 in shared memory: the sum's sum of squares
-    size_t pending = 0;          // parameters not yet ready in this backward
-    std::shared_ptr<Work> work;
-  };
+  // Summed in shared memory (`squares_in_reduction`), a bucket's reduce-scatter also gives its
+  // sum of squares (for the norm and the finite check) without another pass or collective.
+  std::unique_ptr<BucketReduction> make_reduction(bool squares_in_reduction);
   struct Slot {
     size_t bucket = 0;
     int64_t offset = 0;  // of the parameter's first element in the bucket
@@ -230,7 +214,7 @@ class Reducer final : public GradientSlots {
   // enough, `finish_oldest` finishes the oldest operation in flight, which gives its buffers
   // back, or returns false when none is in flight (the pool then grows).
   void borrow_buffers(size_t b, const std::function<bool()>& finish_oldest);
-  void give_back_buffers(size_t b);
+  void give_back_buffers(ReducerBucket& bucket);
   // ZeRO-2: a direct bucket's buffer is `gradient` (the whole parameter's, flat).
   void direct_buffers(size_t b, torch::Tensor gradient);
   void all_gather_through_pool();
@@ -250,10 +234,11 @@ class Reducer final : public GradientSlots {
   // One rank without ZeRO-1: the gradients are already the sum; no collective, no wire copy.
   bool alone_;
   std::vector<BucketSpec> plan_;
-  std::vector<BucketShard> shards_;    // ZeRO-1 only
-  double gradient_squares_ = 0;        // ZeRO-1: global sum of squares after finalize_backward
-  bool squares_in_reduction_ = false;  // ZeRO-1: the reduce-scatters give them (shared memory)
-  std::vector<Bucket> buckets_;
+  std::vector<BucketShard> shards_;  // ZeRO-1 only
+  double gradient_squares_ = 0;      // ZeRO-1: global sum of squares after finalize_backward
+  std::vector<ReducerBucket> buckets_;
+  // Each full bucket's sum over the ranks (ddp/bucket_reduction.hpp), chosen from the mode.
+  std::unique_ptr<BucketReduction> reduction_of_buckets_;
   std::vector<torch::Tensor> parameter_shards_;  // ZeRO-3, by bucket
   std::function<void(size_t)> gradients_done_;   // ZeRO-3
   std::vector<Slot> slots_;                      // by parameter index

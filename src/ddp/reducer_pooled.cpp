@@ -9,7 +9,7 @@ namespace ddpt {
 
 torch::Tensor Reducer::pooled_slot(size_t param) {
   const size_t b = slots_[param].bucket;
-  Bucket& bucket = buckets_[b];
+  ReducerBucket& bucket = buckets_[b];
   const torch::Tensor& shape = params_[param].tensor;
   if (bucket.direct) {
     // Backward's gradient cannot be sent as it is (padding, a wire copy, its layout): a buffer of
@@ -68,7 +68,7 @@ void Reducer::borrow_buffers(size_t b, const std::function<bool()>& finish_oldes
     entry = pool_->lend();
   }
   if (entry < 0) entry = pool_->grow();
-  Bucket& bucket = buckets_[b];
+  ReducerBucket& bucket = buckets_[b];
   const PooledBuffers& lent = (*pool_)[entry];
   const int64_t block = shards_[b].block;
   const int64_t padded = block * comm_.size();
@@ -82,7 +82,7 @@ void Reducer::borrow_buffers(size_t b, const std::function<bool()>& finish_oldes
 }
 
 void Reducer::direct_buffers(size_t b, torch::Tensor gradient) {
-  Bucket& bucket = buckets_[b];
+  ReducerBucket& bucket = buckets_[b];
   const auto wire = gradient.options().dtype(pool_->wire_dtype());
   bucket.landing = torch::empty({shards_[b].block}, wire);
   if (pool_->wire_dtype() != gradient.scalar_type()) {
@@ -91,8 +91,7 @@ void Reducer::direct_buffers(size_t b, torch::Tensor gradient) {
   bucket.buffer = std::move(gradient);
 }
 
-void Reducer::give_back_buffers(size_t b) {
-  Bucket& bucket = buckets_[b];
+void Reducer::give_back_buffers(ReducerBucket& bucket) {
   if (bucket.pool_entry >= 0) pool_->give_back(bucket.pool_entry);
   bucket.pool_entry = -1;
   bucket.buffer = bucket.wire = bucket.landing = torch::Tensor();
@@ -111,7 +110,7 @@ void Reducer::all_gather_through_pool() {
       torch::Tensor param = params_[plan_[b].params[k]].tensor.detach();
       param.view(-1).copy_(buckets_[b].buffer.narrow(0, plan_[b].offsets[k], param.numel()));
     }
-    give_back_buffers(b);
+    give_back_buffers(buckets_[b]);
   };
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const torch::Tensor& param = params_[plan_[b].params.front()].tensor;
@@ -154,7 +153,7 @@ int64_t Reducer::held_bytes() const {
     return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : int64_t{0};
   };
   int64_t total = pool_ ? pool_->bytes() : 0;
-  for (const Bucket& bucket : buckets_) {
+  for (const ReducerBucket& bucket : buckets_) {
     if (!pooled_) total += bytes(bucket.buffer) + bytes(bucket.wire);
     // In shared memory the shard is a block of the buffer, counted with it.
     if (!pooled_ && in_shared_memory(comm_, bucket.buffer)) continue;
