@@ -1,6 +1,7 @@
 // The collective operations the engine needs, behind one interface with two backends:
-// MpiComm (host tensors, CPU runs) and NcclComm (CUDA tensors). Every method is collective:
-// all ranks of the communicator call it, in the same order.
+// MpiComm (host tensors, CPU runs) and NcclComm (CUDA tensors). Every method marked Collective
+// (the operations and allocate_buffer) is called by all ranks of the communicator, in the same
+// order; the accessors (rank, size, backend, device, node-shared memory) are local.
 #pragma once
 
 #include <torch/torch.h>

@@ -93,7 +93,9 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& 
   return make_model(config, features_of(data), data.outputs, values);
 }
 
-std::optional<double> planned_parameter_count(const ModelConfig& config, const DatasetInfo& data) {
+namespace {
+
+std::optional<double> planned_parameters(const ModelConfig& config, const DatasetInfo& data) {
   if (config.type == ModelType::kGpt) return Gpt::parameter_count(gpt_spec(config, data));
   if (builds_cnn(config, data)) {
     return Cnn::parameter_count(data.sample_shape,
@@ -107,7 +109,7 @@ std::optional<double> planned_parameter_count(const ModelConfig& config, const D
   return std::nullopt;  // TorchScript: the file's parameters, as large as the file
 }
 
-std::string model_size_options(const ModelConfig& config, const DatasetInfo& data) {
+std::string planned_size_options(const ModelConfig& config, const DatasetInfo& data) {
   switch (config.type) {
     case ModelType::kMlp:
       return fmt::format("model.hidden = {} (for {} input features and {} outputs)", config.hidden,
@@ -124,6 +126,15 @@ std::string model_size_options(const ModelConfig& config, const DatasetInfo& dat
       return "model.path = " + config.path;
   }
   return {};
+}
+
+}  // namespace
+
+std::optional<PlannedModelSize> planned_model_size(const ModelConfig& config,
+                                                   const DatasetInfo& data) {
+  const std::optional<double> parameters = planned_parameters(config, data);
+  if (!parameters) return std::nullopt;
+  return PlannedModelSize{*parameters, planned_size_options(config, data)};
 }
 
 }  // namespace ddpt

@@ -21,12 +21,16 @@ std::unique_ptr<Model> make_model(const ModelConfig& config, int64_t inputs, int
 std::unique_ptr<Model> make_model(const ModelConfig& config, const DatasetInfo& data,
                                   ParameterValues values = ParameterValues::kInitialised);
 
-// The parameters of the model make_model(config, data) builds, counted without building it, so
-// that a deck asking for an absurd size is refused before anything is allocated; nullopt for a
-// TorchScript model (its size is the file's). A double: an absurd deck overflows int64.
-std::optional<double> planned_parameter_count(const ModelConfig& config, const DatasetInfo& data);
-// The options that size that model, with their values ("model.hidden = 4096,4096 (for 256 input
-// features)"), for messages.
-std::string model_size_options(const ModelConfig& config, const DatasetInfo& data);
+// The size of the model make_model(config, data) builds, found without building it, so that a
+// deck asking for an absurd size is refused before anything is allocated.
+struct PlannedModelSize {
+  double parameters = 0;  // a double: an absurd deck overflows int64
+  // The options that size it, with their values ("model.hidden = 4096,4096 (for 256 input
+  // features)"), for messages.
+  std::string options;
+};
+// nullopt for a TorchScript model (its size is the file's).
+std::optional<PlannedModelSize> planned_model_size(const ModelConfig& config,
+                                                   const DatasetInfo& data);
 
 }  // namespace ddpt

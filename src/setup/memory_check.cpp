@@ -66,16 +66,16 @@ double bytes_per_value(const Config& config, const ShardingPlan& plan) {
 // On the CPU, the model's fp32 weights and gradients and this rank's optimizer moments.
 std::optional<MemoryNeed> model_need(const Config& config, const ShardingPlan& plan,
                                      const DatasetInfo& info) {
-  const std::optional<double> parameters = planned_parameter_count(config.model, info);
-  if (!parameters) return std::nullopt;
-  const double bytes = *parameters * bytes_per_value(config, plan);
+  const std::optional<PlannedModelSize> model = planned_model_size(config.model, info);
+  if (!model) return std::nullopt;
+  const double bytes = model->parameters * bytes_per_value(config, plan);
   return MemoryNeed{
       bytes,
-      fmt::format("{} gives a model of {:.3g} parameters ({} with {})",
-                  model_size_options(config.model, info), *parameters, bytes_text(bytes),
+      fmt::format("{} gives a model of {:.3g} parameters ({} with {})", model->options,
+                  model->parameters, bytes_text(bytes),
                   config.train.ema_decay > 0 ? "gradients, optimizer state and moving average"
                                              : "gradients and optimizer state"),
-      *parameters};
+      model->parameters};
 }
 
 // What to change: the lowest ddp.zero above the deck's whose need fits, or smaller sizes.

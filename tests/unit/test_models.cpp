@@ -134,8 +134,8 @@ double parameters_of(Model& model) {
   return count;
 }
 
-// planned_parameter_count sizes a deck's model without building it (setup/memory_check.hpp): it
-// must equal what make_model builds, for every built-in model and shape change.
+// planned_model_size sizes a deck's model without building it (setup/memory_check.hpp): its
+// parameters must equal what make_model builds, for every built-in model and shape change.
 // A GPT deck's model options: `layers` blocks `width` wide, 2 heads, a vocabulary of 24.
 ModelConfig gpt_config(int64_t layers, int64_t width) {
   ModelConfig gpt;
@@ -145,6 +145,12 @@ ModelConfig gpt_config(int64_t layers, int64_t width) {
   gpt.n_embd = width;
   gpt.vocab = 24;
   return gpt;
+}
+
+// The planned size's parameters, nullopt where there is no plan.
+std::optional<double> planned_parameter_count(const ModelConfig& config, const DatasetInfo& data) {
+  const std::optional<PlannedModelSize> size = planned_model_size(config, data);
+  return size ? std::optional<double>(size->parameters) : std::nullopt;
 }
 
 TEST(MakeModel, PlannedParameterCountIsTheBuiltModels) {
