@@ -111,7 +111,6 @@ class ShardedParameters final : public UnitRunner {
   int64_t held_bytes() const;
   int64_t largest_unit_bytes() const;
   int64_t root_unit_bytes() const;
-  bool prefetches() const { return prefetch_; }
   // Whether every unit is gathered into memory the node's ranks share.
   bool gathers_in_shared_memory() const;
 

@@ -8,7 +8,6 @@
 #include <torch/torch.h>
 
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "config/sections.hpp"
