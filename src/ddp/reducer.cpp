@@ -81,7 +81,6 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
       reduction_(options.reduction),
       parameters_shared_(options.parameters_shared &&
                          options.reduction == GradientReduction::kReduceScatter),
-      pooled_(options.pooled_buckets && options.reduction == GradientReduction::kReduceScatter),
       alone_(comm.size() == 1 && options.reduction == GradientReduction::kAllReduce),
       waits_(options.waits) {
   for (const auto& p : params_) {
@@ -90,46 +89,50 @@ Reducer::Reducer(std::vector<NamedTensor> params, Communicator& comm, const Redu
                   ExitCode::kInternal, Raised::kAllRanks);
     }
   }
+  // ZeRO-2 and 3: buckets borrow their buffers, and a large parameter has a bucket of its own.
+  const bool pooled = options.pooled_buckets && sharded();
   plan_ = !options.plan.empty()
               ? options.plan
               : plan_buckets(describe(params_), options.first_bucket_bytes, options.bucket_bytes,
-                             /*large_alone=*/pooled_);
+                             /*large_alone=*/pooled);
   if (sharded()) {
     std::vector<int64_t> numels;
     for (const auto& p : params_) numels.push_back(p.tensor.numel());
     shards_ = plan_shards(plan_, numels, comm_.size(), comm_.rank());
   }
-  allocate_buckets(options.wire_dtype, options.backend_buffers);
+  buckets_.resize(plan_.size());
+  shard_gradients_.resize(sharded() ? plan_.size() : 0);
+  slots_.resize(params_.size());
+  ready_.assign(params_.size(), 0);
+  if (pooled) {
+    allocate_shards(options.wire_dtype);
+  } else {
+    allocate_buckets(options.wire_dtype, options.backend_buffers);
+  }
   install_hooks();
   // Summed in shared memory, a bucket's reduce-scatter also gives its sum of squares (for the
   // norm and the finite check) without another pass or collective.
-  reduction_of_buckets_ = make_reduction(sharded() && buckets_in_shared_memory());
+  reduction_of_buckets_ =
+      make_reduction(options.wire_dtype, sharded() && buckets_in_shared_memory());
   trace_.bucket_launched.resize(plan_.size());
   trace_.bucket_started.resize(plan_.size());
 }
 
-std::unique_ptr<BucketReduction> Reducer::make_reduction(bool squares_in_reduction) {
+std::unique_ptr<BucketReduction> Reducer::make_reduction(torch::ScalarType wire_dtype,
+                                                         bool squares_in_reduction) {
   // Alone, nothing goes on a wire: the gradients stay as backward made them.
   if (alone_) return own_gradients();
   std::unique_ptr<BucketReduction> sum =
-      pooled_                ? pooled_reduce_scatter(comm_,
-                                                     [this](ReducerBucket& bucket) { give_back_buffers(bucket); })
+      pooled_                ? pooled_reduce_scatter(comm_, *pooled_, shard_gradients_)
       : !sharded()           ? all_reduce(comm_)
-      : squares_in_reduction ? node_reduce_scatter(comm_)
-                             : reduce_scatter(comm_);
+      : squares_in_reduction ? node_reduce_scatter(comm_, shard_gradients_)
+                             : reduce_scatter(comm_, shard_gradients_, wire_dtype);
   // A bucket with a wire tensor (ddp.compress) sends that; one without, its buffer.
   return on_the_wire(std::move(sum));
 }
 
 void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffers) {
-  buckets_.resize(plan_.size());
-  slots_.resize(params_.size());
-  ready_.assign(params_.size(), 0);
   torch::NoGradGuard no_grad;
-  if (pooled_) {
-    allocate_shards(wire_dtype);
-    return;
-  }
   for (size_t b = 0; b < plan_.size(); ++b) {
     const BucketSpec& spec = plan_[b];
     const torch::Tensor& first = params_[spec.params.front()].tensor;
@@ -143,13 +146,12 @@ void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffer
                                                              : torch::zeros({numel}, options);
     if (wire_dtype != first.scalar_type()) {
       buckets_[b].wire = torch::empty({numel}, options.dtype(wire_dtype));
-      if (sharded()) buckets_[b].shard_wire = torch::empty({block}, options.dtype(wire_dtype));
     }
     if (sharded()) {
       // Summed in shared memory, a rank's block of the sum lands in place, in its own copy.
-      buckets_[b].shard_gradient = in_shared_memory(comm_, buckets_[b].buffer)
-                                       ? buckets_[b].buffer.narrow(0, block * comm_.rank(), block)
-                                       : torch::zeros({block}, options);
+      shard_gradients_[b] = in_shared_memory(comm_, buckets_[b].buffer)
+                                ? buckets_[b].buffer.narrow(0, block * comm_.rank(), block)
+                                : torch::zeros({block}, options);
     }
     for (size_t k = 0; k < spec.params.size(); ++k) {
       const size_t i = spec.params[k];
@@ -164,28 +166,17 @@ void Reducer::allocate_buckets(torch::ScalarType wire_dtype, bool backend_buffer
 }
 
 void Reducer::allocate_shards(torch::ScalarType wire_dtype) {
-  int64_t largest = 0;
-  int64_t largest_block = 0;
+  torch::NoGradGuard no_grad;
   for (size_t b = 0; b < plan_.size(); ++b) {
-    const BucketSpec& spec = plan_[b];
-    const torch::Tensor& first = params_[spec.params.front()].tensor;
-    buckets_[b].shard_gradient = torch::zeros({shards_[b].block}, first.options());
-    buckets_[b].direct = spec.params.size() == 1 && first.is_contiguous();
-    if (buckets_[b].direct) continue;
-    largest = std::max(largest, shards_[b].block * comm_.size());
-    largest_block = std::max(largest_block, shards_[b].block);
-  }
-  for (size_t b = 0; b < plan_.size(); ++b) {
+    const torch::Tensor& first = params_[plan_[b].params.front()].tensor;
+    shard_gradients_[b] = torch::zeros({shards_[b].block}, first.options());
     for (size_t k = 0; k < plan_[b].params.size(); ++k) {
       const size_t i = plan_[b].params[k];
       slots_[i] = Slot{b, plan_[b].offsets[k], torch::Tensor()};  // the buffer's while it has one
       params_[i].tensor.mutable_grad().reset();
     }
   }
-  if (plan_.empty()) return;
-  const torch::Tensor& any = params_[plan_.front().params.front()].tensor;
-  pool_ = std::make_unique<BucketPool>(largest, largest_block, any.options().requires_grad(false),
-                                       wire_dtype);
+  pooled_ = std::make_unique<PooledBuckets>(plan_, shards_, params_, comm_.size(), wire_dtype);
 }
 
 void Reducer::install_hooks() {
@@ -297,7 +288,7 @@ void Reducer::launch_ready_buckets() {
     ReducerBucket& bucket = buckets_[next_bucket_];
     trace_.bucket_launched[next_bucket_] = Clock::now();
     if (gradients_done_) gradients_done_(next_bucket_);
-    bucket.work = reduction_of_buckets_->launch(bucket, bucket.buffer);
+    bucket.work = reduction_of_buckets_->launch(next_bucket_, bucket, bucket.buffer);
     ++next_bucket_;
     // ZeRO-2 and 3: at most a pool's worth of reductions in flight. A bucket of one large
     // parameter borrows no pooled buffer, and would otherwise hold backward's gradient of it until
@@ -327,9 +318,8 @@ void Reducer::finalize_backward() {
   {
     const RankWaits::Scope waiting(waits_);
     while (next_completed_ < buckets_.size()) complete_reduction(next_completed_++);
-    if (reduction_of_buckets_->gives_squares()) {
-      gradient_squares_ = 0;
-      for (const ReducerBucket& bucket : buckets_) gradient_squares_ += bucket.squares;
+    if (const auto squares = reduction_of_buckets_->squares()) {
+      gradient_squares_ = *squares;
     } else if (sharded() && step_ends_) {
       reduce_gradient_squares();
     }
@@ -355,7 +345,7 @@ void Reducer::complete_reduction(size_t b) {
     bucket.work->wait();
   }
   torch::NoGradGuard no_grad;
-  reduction_of_buckets_->complete(bucket);
+  reduction_of_buckets_->complete(b, bucket);
   trace_.bucket_started[b] = bucket.work->started_at();
   bucket.work.reset();
 }
@@ -364,9 +354,7 @@ void Reducer::reduce_gradient_squares() {
   torch::NoGradGuard no_grad;
   torch::Tensor squares =
       torch::zeros({1}, torch::TensorOptions(torch::kDouble).device(comm_.device()));
-  for (const auto& bucket : buckets_) {
-    squares += squares_in_double(bucket.shard_gradient);
-  }
+  for (const torch::Tensor& shard : shard_gradients_) squares += squares_in_double(shard);
   comm_.all_reduce(squares, ReduceOp::kSum);
   gradient_squares_ = read_double(squares);
 }
@@ -422,16 +410,18 @@ torch::Tensor Reducer::gradient_norm_on_device() const {
 
 void Reducer::scale_gradients(double factor) {
   torch::NoGradGuard no_grad;
-  for (auto& bucket : buckets_) {
-    (sharded() ? bucket.shard_gradient : bucket.buffer).mul_(factor);
+  if (sharded()) {
+    for (const torch::Tensor& shard : shard_gradients_) shard.mul_(factor);
+  } else {
+    for (const ReducerBucket& bucket : buckets_) bucket.buffer.mul_(factor);
   }
   gradient_squares_ *= factor * factor;
 }
 
 void Reducer::zero_grad() {
   torch::NoGradGuard no_grad;
+  reduction_of_buckets_->new_step();
   if (pooled_) {
-    for (ReducerBucket& bucket : buckets_) bucket.shard_written = false;
     // A trial backward (BackwardKind::kLocal) left whole gradients in .grad.
     for (auto& p : params_) p.tensor.mutable_grad().reset();
     return;

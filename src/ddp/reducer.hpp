@@ -22,16 +22,11 @@
 // rank's parameters, and all_gather_parameters() only waits for every rank to have made it.
 //
 // ZeRO-2 (ReducerOptions::pooled_buckets): only the shards persist. No bucket has memory of its
-// own: a bucket borrows a buffer from a small pool (ddp/bucket_pool.hpp) when its first gradient
-// arrives, the pre hook of each parameter's gradient accumulator writes the incoming gradient
-// straight into its slot (param.grad stays undefined), and once the bucket's reduce-scatter has
-// completed its block is added into the rank's shard and the buffer goes back to the pool. Every
-// backward is reduced, micro-steps too, so gradient accumulation accumulates in the shards. A
-// rank holds 1/N of the gradients plus two buckets, instead of all of them. A parameter of at
-// least the bucket cap has a bucket of its own that borrows nothing (a large embedding or weight):
-// where its values divide into the ranks' blocks, its reduce-scatter reads the gradient backward
-// made and its all-gather writes the parameter itself; otherwise it takes a buffer of its own for
-// the backward. So the pool's entries are the size of the largest bucket of several.
+// own: a bucket borrows its buffer (ddp/pooled_buckets.hpp) when its first gradient arrives, the
+// pre hook of each parameter's gradient accumulator writes the incoming gradient straight into
+// its slot (param.grad stays undefined), and once the bucket's reduce-scatter has completed its
+// block is added into the rank's shard and the buffer goes back. Every backward is reduced,
+// micro-steps too, so gradient accumulation accumulates in the shards.
 #pragma once
 
 #include <torch/torch.h>
@@ -44,8 +39,8 @@
 
 #include "comm/communicator.hpp"
 #include "ddp/bucket_plan.hpp"
-#include "ddp/bucket_pool.hpp"
 #include "ddp/bucket_reduction.hpp"
+#include "ddp/pooled_buckets.hpp"
 #include "ddp/rank_waits.hpp"
 #include "ddp/reducer_bucket.hpp"
 #include "ddp/shard_plan.hpp"
@@ -149,9 +144,9 @@ class Reducer final : public GradientSlots {
   // it.
   const std::vector<BucketShard>& shards() const { return shards_; }
   // The summed gradient of this rank's block of bucket `b` (after finalize_backward).
-  const torch::Tensor& shard_gradient(size_t b) const { return buckets_[b].shard_gradient; }
+  const torch::Tensor& shard_gradient(size_t b) const { return shard_gradients_[b]; }
   // ZeRO-2: only the shards persist (param.grad stays undefined).
-  bool gradients_sharded() const { return pooled_; }
+  bool gradients_sharded() const { return pooled_ != nullptr; }
   // Bytes of gradient memory this rank holds: buckets, their wire copies, shards and the pool.
   int64_t held_bytes() const;
   // The same once a backward has run: ZeRO-2's pool then holds at least the entries it lends
@@ -186,7 +181,8 @@ class Reducer final : public GradientSlots {
   void install_hooks();
   // Summed in shared memory (`squares_in_reduction`), a bucket's reduce-scatter also gives its
   // sum of squares (for the norm and the finite check) without another pass or collective.
-  std::unique_ptr<BucketReduction> make_reduction(bool squares_in_reduction);
+  std::unique_ptr<BucketReduction> make_reduction(torch::ScalarType wire_dtype,
+                                                  bool squares_in_reduction);
   struct Slot {
     size_t bucket = 0;
     int64_t offset = 0;  // of the parameter's first element in the bucket
@@ -210,13 +206,6 @@ class Reducer final : public GradientSlots {
   torch::Tensor pooled_slot(size_t param);
   torch::autograd::variable_list pooled_first_gradient(
       size_t param, const torch::autograd::variable_list& inputs);
-  // ZeRO-2: lends bucket `b` pooled buffers. While every entry is lent and the pool holds
-  // enough, `finish_oldest` finishes the oldest operation in flight, which gives its buffers
-  // back, or returns false when none is in flight (the pool then grows).
-  void borrow_buffers(size_t b, const std::function<bool()>& finish_oldest);
-  void give_back_buffers(ReducerBucket& bucket);
-  // ZeRO-2: a direct bucket's buffer is `gradient` (the whole parameter's, flat).
-  void direct_buffers(size_t b, torch::Tensor gradient);
   void all_gather_through_pool();
   // Before an all-gather of bucket `b`: this rank's updated pieces into its block of the buffer.
   void fill_own_block(size_t b);
@@ -229,14 +218,16 @@ class Reducer final : public GradientSlots {
   Communicator& comm_;
   GradientReduction reduction_;
   bool parameters_shared_;
-  bool pooled_;  // ZeRO-2
-  std::unique_ptr<BucketPool> pool_;
   // One rank without ZeRO-1: the gradients are already the sum; no collective, no wire copy.
   bool alone_;
   std::vector<BucketSpec> plan_;
-  std::vector<BucketShard> shards_;  // ZeRO-1 only
-  double gradient_squares_ = 0;      // ZeRO-1: global sum of squares after finalize_backward
+  std::vector<BucketShard> shards_;  // ZeRO-1 to 3, by bucket
+  // ZeRO-1 to 3, by bucket: the sum of this rank's block (ZeRO-1 in shared memory: that block of
+  // the buffer itself, where the sum lands).
+  std::vector<torch::Tensor> shard_gradients_;
+  double gradient_squares_ = 0;  // ZeRO-1 to 3: global sum of squares after finalize_backward
   std::vector<ReducerBucket> buckets_;
+  std::unique_ptr<PooledBuckets> pooled_;  // ZeRO-2 and 3, else null
   // Each full bucket's sum over the ranks (ddp/bucket_reduction.hpp), chosen from the mode.
   std::unique_ptr<BucketReduction> reduction_of_buckets_;
   std::vector<torch::Tensor> parameter_shards_;  // ZeRO-3, by bucket

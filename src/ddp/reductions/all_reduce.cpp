@@ -7,11 +7,11 @@ class AllReduce final : public BucketReduction {
  public:
   explicit AllReduce(Communicator& comm) : comm_(comm) {}
   // A sum: DataParallel::backward already divided the loss by the world size.
-  std::shared_ptr<Work> launch(ReducerBucket&, const torch::Tensor& sent) override {
+  std::shared_ptr<Work> launch(size_t, ReducerBucket&, const torch::Tensor& sent) override {
     return comm_.all_reduce_async(sent, ReduceOp::kSum);
   }
   // The sum landed in what was sent: from the wire copy back into the bucket.
-  void complete(ReducerBucket& bucket) override {
+  void complete(size_t, ReducerBucket& bucket) override {
     if (bucket.wire.defined()) bucket.buffer.copy_(bucket.wire);
   }
 

@@ -8,13 +8,16 @@ namespace {
 class OnTheWire final : public BucketReduction {
  public:
   explicit OnTheWire(std::unique_ptr<BucketReduction> inner) : inner_(std::move(inner)) {}
-  std::shared_ptr<Work> launch(ReducerBucket& bucket, const torch::Tensor& sent) override {
-    if (!bucket.wire.defined()) return inner_->launch(bucket, sent);
+  std::shared_ptr<Work> launch(size_t b, ReducerBucket& bucket,
+                               const torch::Tensor& sent) override {
+    if (!bucket.wire.defined()) return inner_->launch(b, bucket, sent);
     bucket.wire.copy_(bucket.buffer);
-    return inner_->launch(bucket, bucket.wire);
+    return inner_->launch(b, bucket, bucket.wire);
   }
-  void complete(ReducerBucket& bucket) override { inner_->complete(bucket); }
-  bool gives_squares() const override { return inner_->gives_squares(); }
+  void complete(size_t b, ReducerBucket& bucket) override { inner_->complete(b, bucket); }
+  std::optional<double> squares() const override { return inner_->squares(); }
+  void new_step() override { inner_->new_step(); }
+  int64_t held_bytes() const override { return inner_->held_bytes(); }
 
  private:
   std::unique_ptr<BucketReduction> inner_;

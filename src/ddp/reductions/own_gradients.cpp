@@ -5,8 +5,10 @@ namespace {
 
 class OwnGradients final : public BucketReduction {
  public:
-  std::shared_ptr<Work> launch(ReducerBucket&, const torch::Tensor&) override { return nullptr; }
-  void complete(ReducerBucket&) override {}
+  std::shared_ptr<Work> launch(size_t, ReducerBucket&, const torch::Tensor&) override {
+    return nullptr;
+  }
+  void complete(size_t, ReducerBucket&) override {}
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The Reducer's sharded half: ZeRO-2's buckets that borrow pooled buffers (ddp/reducer.hpp,
-// ddp/bucket_pool.hpp), the all-gather of the updated parameters (ZeRO-1 and 2), and ZeRO-3's
-// parameter shards.
+// The Reducer's sharded half: ZeRO-2's slots in borrowed buffers (ddp/reducer.hpp,
+// ddp/pooled_buckets.hpp), the all-gather of the updated parameters (ZeRO-1 and 2), the memory
+// held, and ZeRO-3's parameter shards.
 #include "ddp/reducer.hpp"
 
 #include "util/error.hpp"
@@ -9,30 +9,13 @@ namespace ddpt {
 
 torch::Tensor Reducer::pooled_slot(size_t param) {
   const size_t b = slots_[param].bucket;
-  ReducerBucket& bucket = buckets_[b];
-  const torch::Tensor& shape = params_[param].tensor;
-  if (bucket.direct) {
-    // Backward's gradient cannot be sent as it is (padding, a wire copy, its layout): a buffer of
-    // the bucket's own for this backward, as large as that gradient, which is then dropped.
-    if (!bucket.buffer.defined()) {
-      const int64_t padded = shards_[b].block * comm_.size();
-      direct_buffers(b, torch::empty({padded}, shape.options()));
-      if (padded > shape.numel()) {
-        bucket.buffer.narrow(0, shape.numel(), padded - shape.numel()).zero_();
-      }
-    }
-    return bucket.buffer.narrow(0, 0, shape.numel()).view(shape.sizes());
-  }
-  if (bucket.pool_entry < 0) {
-    // A full pool waits for the oldest reduction in flight; with none in flight (every lent
-    // buffer still filling) it grows instead.
-    borrow_buffers(b, [this] {
-      if (next_completed_ == next_bucket_) return false;
-      complete_reduction(next_completed_++);
-      return true;
-    });
-  }
-  return bucket.buffer.narrow(0, slots_[param].offset, shape.numel()).view(shape.sizes());
+  // A full pool waits for the oldest reduction in flight; with none in flight (every lent buffer
+  // still filling) it grows instead.
+  return pooled_->slot(b, buckets_[b], slots_[param].offset, params_[param].tensor, [this] {
+    if (next_completed_ == next_bucket_) return false;
+    complete_reduction(next_completed_++);
+    return true;
+  });
 }
 
 torch::autograd::variable_list Reducer::pooled_first_gradient(
@@ -43,14 +26,7 @@ torch::autograd::variable_list Reducer::pooled_first_gradient(
   torch::NoGradGuard no_grad;
   const torch::Tensor& incoming = inputs.at(0);
   const size_t b = slots_[param].bucket;
-  const torch::Tensor& shape = params_[param].tensor;
-  if (buckets_[b].direct && shape.numel() % comm_.size() == 0 &&
-      pool_->wire_dtype() == shape.scalar_type() && incoming.defined() &&
-      incoming.layout() == torch::kStrided && incoming.is_contiguous() &&
-      incoming.scalar_type() == shape.scalar_type() && incoming.device() == shape.device() &&
-      incoming.numel() == shape.numel()) {
-    // Autograd hands this gradient on and keeps no use of it: it can be sent as it is.
-    direct_buffers(b, incoming.detach().view(-1));
+  if (pooled_->send_as_it_is(b, buckets_[b], params_[param].tensor, incoming)) {
     return {torch::Tensor()};
   }
   const torch::Tensor slot = pooled_slot(param);
@@ -60,41 +36,6 @@ torch::autograd::variable_list Reducer::pooled_first_gradient(
     slot.zero_();
   }
   return {torch::Tensor()};  // written: the accumulator adds nothing, and .grad stays undefined
-}
-
-void Reducer::borrow_buffers(size_t b, const std::function<bool()>& finish_oldest) {
-  int entry = pool_->lend();
-  while (entry < 0 && pool_->size() >= BucketPool::kEntriesBeforeWaiting && finish_oldest()) {
-    entry = pool_->lend();
-  }
-  if (entry < 0) entry = pool_->grow();
-  ReducerBucket& bucket = buckets_[b];
-  const PooledBuffers& lent = (*pool_)[entry];
-  const int64_t block = shards_[b].block;
-  const int64_t padded = block * comm_.size();
-  bucket.pool_entry = entry;
-  bucket.buffer = lent.buffer.narrow(0, 0, padded);
-  bucket.wire = lent.wire.defined() ? lent.wire.narrow(0, 0, padded) : torch::Tensor();
-  bucket.landing = lent.landing.narrow(0, 0, block);
-  // The padding is reduced with the gradients and must add nothing.
-  const int64_t used = plan_[b].numel;
-  if (padded > used) bucket.buffer.narrow(0, used, padded - used).zero_();
-}
-
-void Reducer::direct_buffers(size_t b, torch::Tensor gradient) {
-  ReducerBucket& bucket = buckets_[b];
-  const auto wire = gradient.options().dtype(pool_->wire_dtype());
-  bucket.landing = torch::empty({shards_[b].block}, wire);
-  if (pool_->wire_dtype() != gradient.scalar_type()) {
-    bucket.wire = torch::empty({gradient.numel()}, wire);
-  }
-  bucket.buffer = std::move(gradient);
-}
-
-void Reducer::give_back_buffers(ReducerBucket& bucket) {
-  if (bucket.pool_entry >= 0) pool_->give_back(bucket.pool_entry);
-  bucket.pool_entry = -1;
-  bucket.buffer = bucket.wire = bucket.landing = torch::Tensor();
 }
 
 void Reducer::all_gather_through_pool() {
@@ -110,7 +51,7 @@ void Reducer::all_gather_through_pool() {
       torch::Tensor param = params_[plan_[b].params[k]].tensor.detach();
       param.view(-1).copy_(buckets_[b].buffer.narrow(0, plan_[b].offsets[k], param.numel()));
     }
-    give_back_buffers(buckets_[b]);
+    pooled_->give_back(b, buckets_[b]);
   };
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const torch::Tensor& param = params_[plan_[b].params.front()].tensor;
@@ -119,13 +60,13 @@ void Reducer::all_gather_through_pool() {
       buckets_[b].work = comm_.all_gather_in_place_async(param.detach().view(-1));
       continue;
     }
-    if (buckets_[b].direct) {
+    if (pooled_->direct(b)) {
       // A buffer the parameter's size, for this gather only: the ones before it finish first, so
       // that no two such buffers are held at once.
       while (copied < b) finish(copied++);
-      buckets_[b].buffer = torch::empty({shards_[b].block * comm_.size()}, param.options());
+      pooled_->take_own_buffer(b, buckets_[b], param.options());
     } else {
-      borrow_buffers(b, [&] {
+      pooled_->borrow(b, buckets_[b], [&] {
         if (copied == b) return false;  // nothing in flight
         finish(copied++);
         return true;
@@ -138,28 +79,28 @@ void Reducer::all_gather_through_pool() {
 }
 
 bool Reducer::gathered_in_place(size_t b) const {
-  return buckets_[b].direct && plan_[b].numel % comm_.size() == 0;
+  return pooled_->direct(b) && plan_[b].numel % comm_.size() == 0;
 }
 
 int64_t Reducer::planned_bytes() const {
-  if (!pool_) return held_bytes();
-  const auto entries =
-      static_cast<int64_t>(std::max(pool_->size(), BucketPool::kEntriesBeforeWaiting));
-  return held_bytes() - pool_->bytes() + entries * pool_->entry_bytes();
+  if (!pooled_) return held_bytes();
+  return held_bytes() - pooled_->bytes() + pooled_->planned_bytes();
 }
 
 int64_t Reducer::held_bytes() const {
   auto bytes = [](const torch::Tensor& t) {
     return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : int64_t{0};
   };
-  int64_t total = pool_ ? pool_->bytes() : 0;
-  for (const ReducerBucket& bucket : buckets_) {
-    if (!pooled_) total += bytes(bucket.buffer) + bytes(bucket.wire);
+  // ZeRO-2 and 3: the buckets' buffers are the pool's.
+  int64_t total = pooled_ ? pooled_->bytes() : 0;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    if (!pooled_) total += bytes(buckets_[b].buffer) + bytes(buckets_[b].wire);
     // In shared memory the shard is a block of the buffer, counted with it.
-    if (!pooled_ && in_shared_memory(comm_, bucket.buffer)) continue;
-    total += bytes(bucket.shard_gradient) + bytes(bucket.shard_wire);
+    if (!shard_gradients_.empty() && !(!pooled_ && in_shared_memory(comm_, buckets_[b].buffer))) {
+      total += bytes(shard_gradients_[b]);
+    }
   }
-  return total;
+  return total + reduction_of_buckets_->held_bytes();
 }
 
 void Reducer::shard_parameters(std::vector<torch::Tensor> shards,
