@@ -1,10 +1,12 @@
 // ddptrain make-data KIND --output FILE: the synthetic datasets as HDF5 files, so users see the
-// layout ddptrain reads (data.type = hdf5 / tokens) and tests have data on disk.
+// layout ddptrain reads (data.type = hdf5 / tokens) and tests have data on disk; and prompts for
+// `ddptrain generate` from a text (data/prompts_file.hpp).
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "app/commands.hpp"
@@ -26,7 +28,7 @@ namespace {
 constexpr int64_t kMaxUint16Vocab = int64_t{1} << 16;
 
 const char* kMakeDataUsage =
-    "ddptrain make-data classification|regression|tokens --output FILE [options]";
+    "ddptrain make-data classification|regression|tokens|prompts --output FILE [options]";
 
 struct MakeDataOptions {
   std::string kind;
@@ -39,6 +41,7 @@ struct MakeDataOptions {
   int64_t tokens = 1000000;
   int64_t vocab = 256;
   int64_t val_tokens = 0;
+  std::string from_text;
 };
 
 po::options_description make_data_options(MakeDataOptions& o) {
@@ -61,7 +64,10 @@ po::options_description make_data_options(MakeDataOptions& o) {
       "tokens", po::value(&o.tokens)->default_value(1000000), "tokens: length of the stream")(
       "vocab", po::value(&o.vocab)->default_value(256), "tokens: vocabulary size")(
       "val-tokens", po::value(&o.val_tokens)->default_value(0),
-      "tokens: also write val_tokens of this length");
+      "tokens: also write val_tokens of this length")(
+      "from-text", po::value(&o.from_text),
+      "prompts (required): a text file, one prompt a line, each byte a token id (vocab 256); "
+      "empty lines are skipped");
   return d;
 }
 
@@ -79,10 +85,15 @@ MakeDataOptions parse(const std::vector<std::string>& args) {
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (usage: " + kMakeDataUsage + ")");
   }
-  if (o.kind != "classification" && o.kind != "regression" && o.kind != "tokens") {
-    throw ConfigError(
-        "make-data: kind '" + o.kind +
-        "' is not one of classification, regression, tokens (usage: " + kMakeDataUsage + ")");
+  if (o.kind != "classification" && o.kind != "regression" && o.kind != "tokens" &&
+      o.kind != "prompts") {
+    throw ConfigError("make-data: kind '" + o.kind +
+                      "' is not one of classification, regression, tokens, prompts (usage: " +
+                      kMakeDataUsage + ")");
+  }
+  if ((o.kind == "prompts") != !o.from_text.empty()) {
+    throw ConfigError(o.kind == "prompts" ? "make-data prompts: --from-text FILE is required"
+                                          : "make-data: --from-text goes with prompts only");
   }
   if (o.output.empty())
     throw ConfigError(std::string("make-data: --output is required: ") + kMakeDataUsage);
@@ -142,6 +153,30 @@ void write_tokens(const H5Node& root, const MakeDataOptions& o) {
   }
 }
 
+// One prompt a line of the text, its bytes as token ids.
+void write_prompts(const H5Node& root, const MakeDataOptions& o) {
+  std::ifstream text(o.from_text, std::ios::binary);
+  if (!text) throw DataError("make-data: cannot read '" + o.from_text + "'", Raised::kThisRank);
+  std::vector<int64_t> tokens;
+  std::vector<int64_t> offsets{0};
+  std::string line;
+  while (std::getline(text, line)) {
+    if (line.empty()) continue;
+    for (const char c : line) tokens.push_back(static_cast<unsigned char>(c));
+    offsets.push_back(static_cast<int64_t>(tokens.size()));
+  }
+  if (offsets.size() < 2) {
+    throw DataError("make-data: '" + o.from_text + "' holds no line with text", Raised::kThisRank);
+  }
+  const torch::Tensor ids = torch::tensor(tokens, torch::kLong);
+  H5Dataset written =
+      root.create_dataset("tokens", torch::kLong, {ids.numel()}, H5StoredAs::kUint16);
+  written.write_rows(0, ids);
+  written.write_attribute("vocab", int64_t{256});
+  root.create_dataset("offsets", torch::kLong, {static_cast<int64_t>(offsets.size())})
+      .write_rows(0, torch::tensor(offsets, torch::kLong));
+}
+
 }  // namespace
 
 int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
@@ -158,6 +193,8 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       root.write_attribute("seed", o.teacher.seed);
       if (o.kind == "tokens") {
         write_tokens(root, o);
+      } else if (o.kind == "prompts") {
+        write_prompts(root, o);
       } else {
         write_tables(root, o);
       }

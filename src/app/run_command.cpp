@@ -27,10 +27,17 @@ std::string usage() {
          "                                        model outputs for every row of IN.h5 (dataset\n"
          "                                        data.inputs) into OUT.h5 /predictions, in input\n"
          "                                        order; all ranks share the rows\n"
+         "  generate DECK --checkpoint PATH --input PROMPTS.h5 --output OUT.h5\n"
+         "                                        continue every prompt of PROMPTS.h5 (/tokens,\n"
+         "                                        /offsets) with a next-token model, as\n"
+         "                                        [generate] says; the new tokens into OUT.h5 in\n"
+         "                                        the prompts' order; all ranks share the prompts\n"
          "  make-data KIND --output FILE [...]    write a synthetic classification, regression or\n"
-         "                                        tokens dataset as HDF5 (see make-data --help)\n"
-         "  inspect FILE                          summarise a metrics, checkpoint or predictions\n"
-         "                                        file (verifies checksums; exit 3 if damaged)\n"
+         "                                        tokens dataset, or prompts from a text, as HDF5\n"
+         "                                        (see make-data --help)\n"
+         "  inspect FILE                          summarise a metrics, checkpoint, predictions or\n"
+         "                                        generations file (verifies checksums; exit 3 if\n"
+         "                                        damaged)\n"
          "  inspect RUN_DIR/flight                after a hang (exit 5): where the ranks' last\n"
          "                                        collectives part, from their flight records\n"
          "  bench comm [DECK] [...]               time all_reduce, reduce_scatter, all_gather on\n"
@@ -84,11 +91,13 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (command == "inspect") return inspect_command(rest, mpi);
   if (command == "eval") return eval_command(rest, mpi);
   if (command == "predict") return predict_command(rest, mpi);
+  if (command == "generate") return generate_command(rest, mpi);
   if (command == "make-data") return make_data_command(rest, mpi);
   if (command == "bench") return bench_command(rest, mpi);
-  throw ConfigError("unknown command '" + command +
-                    "' (commands: train, eval, predict, make-data, info, inspect, bench; see "
-                    "--help)");
+  throw ConfigError(
+      "unknown command '" + command +
+      "' (commands: train, eval, predict, generate, make-data, info, inspect, bench; see "
+      "--help)");
 }
 
 }  // namespace ddpt

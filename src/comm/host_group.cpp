@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <utility>
 
 #include "runtime/gather_strings.hpp"
 #include "util/check.hpp"
+#include "util/error.hpp"
 
 namespace ddpt {
 
@@ -68,6 +70,43 @@ std::vector<double> HostGroup::all_gather(std::string_view what, const std::vect
   DDPT_CHECK_MPI(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
                                static_cast<int>(mine.size()), MPI_DOUBLE, comm_.get()));
   return all;
+}
+
+template <class T>
+std::vector<T> HostGroup::gather_values(std::string_view what, const std::vector<T>& mine, int root,
+                                        MPI_Datatype type) {
+  const Watchdog::Scope watched = watch_next(what);
+  if (mine.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    throw Error(fmt::format("{}: {} values are more than one MPI message holds", what, mine.size()),
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(rank_ == root ? size_ : 0);
+  DDPT_CHECK_MPI(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_.get()));
+  std::vector<int> displacements(counts.size());
+  int64_t total = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    displacements[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > std::numeric_limits<int>::max()) {
+    throw Error(fmt::format("{}: {} values are more than one MPI message holds", what, total),
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  std::vector<T> all(static_cast<size_t>(total));
+  DDPT_CHECK_MPI(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(),
+                             displacements.data(), type, root, comm_.get()));
+  return all;
+}
+
+std::vector<int64_t> HostGroup::gather(std::string_view what, const std::vector<int64_t>& mine,
+                                       int root) {
+  return gather_values(what, mine, root, MPI_INT64_T);
+}
+
+std::vector<double> HostGroup::gather(std::string_view what, const std::vector<double>& mine,
+                                      int root) {
+  return gather_values(what, mine, root, MPI_DOUBLE);
 }
 
 void HostGroup::barrier(std::string_view what) {

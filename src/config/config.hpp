@@ -23,6 +23,7 @@ struct Config {
   LogConfig log;
   CheckpointConfig checkpoint;
   EvalConfig eval;
+  GenerateConfig generate;
   std::string deck_path;      // the deck this came from (empty: defaults and overrides only)
   std::string resolved_text;  // the resolved deck in INI form, every option spelled out
 };

@@ -7,7 +7,9 @@
 
 namespace ddpt {
 
-// Parses "256,128" style lists of positive integers; throws ConfigError naming `option`.
-std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text);
+// Parses "256,128" style lists of integers of at least `minimum` (an empty text: none); throws
+// ConfigError naming `option`.
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text,
+                                    int64_t minimum = 1);
 
 }  // namespace ddpt

@@ -128,6 +128,12 @@ std::function<std::string(const double&)> in_unit_interval() {
   };
 }
 
+std::function<std::string(const double&)> a_fraction_above_zero() {
+  return [](const double& value) {
+    return value > 0 && value <= 1 ? std::string() : "must be in (0, 1]";
+  };
+}
+
 std::function<std::string(const std::string&)> one_of(std::vector<std::string> choices) {
   return [choices](const std::string& value) {
     if (std::find(choices.begin(), choices.end(), value) != choices.end()) return std::string();

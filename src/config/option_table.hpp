@@ -21,6 +21,7 @@ std::function<std::string(const double&)> positive();
 std::function<std::string(const double&)> non_negative();
 std::function<std::string(const double&)> off_or_above(double minimum);  // 0, or > minimum
 std::function<std::string(const double&)> in_unit_interval();            // [0, 1)
+std::function<std::string(const double&)> a_fraction_above_zero();       // (0, 1]
 std::function<std::string(const std::string&)> one_of(std::vector<std::string> choices);
 
 class OptionTable {

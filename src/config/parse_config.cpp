@@ -271,7 +271,24 @@ OptionTable make_table(Config& c) {
            "steps between evaluations on the validation split (all ranks share it); 0 = none",
            at_least(0))
       .add("eval.batch_size", &c.eval.batch_size,
-           "samples per rank per evaluation batch; 0 = train.batch_size", at_least(0));
+           "samples per rank per evaluation batch; 0 = train.batch_size", at_least(0))
+      .add("generate.max_new_tokens", &c.generate.max_new_tokens,
+           "ddptrain generate: tokens generated per prompt at most", at_least(1))
+      .add("generate.temperature", &c.generate.temperature,
+           "0 = greedy (the most likely token); above 0, logits divided by it and sampled",
+           non_negative())
+      .add("generate.top_k", &c.generate.top_k,
+           "sample among the k most likely tokens only; 0 = all", at_least(0))
+      .add("generate.top_p", &c.generate.top_p,
+           "sample among the most likely tokens whose probabilities sum to this (nucleus); 1 = "
+           "all",
+           a_fraction_above_zero())
+      .add("generate.seed", &c.generate.seed,
+           "keys every draw with the row and the position: the same tokens on any rank count")
+      .add("generate.stop", &c.generate.stop,
+           "token ids that end a row, e.g. 10 or 10,0 (kept in the output); empty = none")
+      .add("generate.batch_size", &c.generate.batch_size,
+           "prompts of one length run in one forward", at_least(1));
   return t;
 }
 
@@ -310,7 +327,8 @@ void check_data_options(const DataConfig& data) {
 
 }  // namespace
 
-std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text) {
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text,
+                                    int64_t minimum) {
   std::vector<int64_t> values;
   std::stringstream stream(text);
   std::string item;
@@ -323,9 +341,12 @@ std::vector<int64_t> parse_int_list(const std::string& option, const std::string
       used = 0;
     }
     while (used < item.size() && item[used] == ' ') ++used;
-    if (used == 0 || used != item.size() || value <= 0) {
+    if (used == 0 || used != item.size() || value < minimum) {
       throw ConfigError("option '" + option + "' = " + text +
-                        ": expected positive integers separated by commas");
+                        (minimum == 1 ? ": expected positive integers separated by commas"
+                                      : fmt::format(": expected integers of at least {} separated "
+                                                    "by commas",
+                                                    minimum)));
     }
     values.push_back(value);
   }
@@ -398,6 +419,7 @@ void store_deck(const std::string& path, const OptionTable& table, po::variables
 void check_model_and_data(Config& config) {
   if (config.model.type == ModelType::kMlp) parse_int_list("model.hidden", config.model.hidden);
   if (config.model.type == ModelType::kCnn) parse_int_list("model.channels", config.model.channels);
+  parse_int_list("generate.stop", config.generate.stop, /*minimum=*/0);
   if (config.model.type == ModelType::kGpt && config.model.n_embd % config.model.n_head != 0) {
     throw ConfigError("option 'model.n_head' = " + std::to_string(config.model.n_head) +
                       " must divide model.n_embd = " + std::to_string(config.model.n_embd));

@@ -90,6 +90,17 @@ struct CheckpointConfig {
   bool async = false;      // write in the background from a host copy; training goes on
 };
 
+// `ddptrain generate`: how rows are continued (generate/sampling.hpp, generate/generation.hpp).
+struct GenerateConfig {
+  int64_t max_new_tokens = 64;  // tokens generated per prompt at most
+  double temperature = 0.0;     // 0 = greedy (the most likely token)
+  int64_t top_k = 0;            // sample among the k most likely tokens; 0 = all
+  double top_p = 1.0;           // sample among the most likely tokens of this much mass; 1 = all
+  int64_t seed = 1234;          // with the row and the position, keys every draw
+  std::string stop;             // token ids that end a row ("10,0"); empty = none
+  int64_t batch_size = 8;       // prompts per forward
+};
+
 struct EvalConfig {
   int64_t every = 0;       // steps between evaluations on the validation split; 0 = none
   int64_t batch_size = 0;  // samples per rank per evaluation batch; 0 = train.batch_size

@@ -8,6 +8,7 @@
 #include "h5/h5_file.hpp"
 #include "h5/h5_series.hpp"
 #include "io/checkpoint_schema.hpp"
+#include "io/generations_schema.hpp"
 #include "io/metrics_schema.hpp"
 #include "io/metrics_writer.hpp"
 #include "io/predictions_schema.hpp"
@@ -70,6 +71,35 @@ void inspect_predictions(const H5File& file, std::ostream& out) {
                      root.read_string_attribute(predictions_schema::kInputDataset));
   const int64_t values = describe_tensors(root, "", out);
   out << fmt::format("  ({} values, checksums verified)\n", values);
+}
+
+// Rows, new tokens, how the rows ended, the mean log-probability and what chose the tokens.
+void inspect_generations(const H5File& file, std::ostream& out) {
+  namespace g = generations_schema;
+  const H5Node& root = file;
+  const torch::Tensor finish = root.read_tensor(g::kFinish);
+  const torch::Tensor logprobs = root.read_tensor(g::kLogprobs);
+  const int64_t tokens = root.read_tensor(g::kTokens).numel();
+  root.read_tensor(g::kOffsets);  // read for its checksum
+  const auto ended = [&](int64_t why) { return (finish == why).sum().item<int64_t>(); };
+  out << fmt::format("{}: ddptrain generations, {} rows, {} new tokens, by {} rank(s)\n",
+                     file.path(), finish.numel(), tokens, root.read_int_attribute(g::kWorldSize));
+  out << fmt::format(
+      "  ended: {} at max_new_tokens, {} at a stop token, {} with the context full\n", ended(0),
+      ended(1), ended(2));
+  out << fmt::format("  mean log-probability {:.4f}\n",
+                     tokens > 0 ? logprobs.to(torch::kDouble).mean().item<double>() : 0.0);
+  out << fmt::format("  checkpoint {} (step {})\n  prompts {}\n",
+                     root.read_string_attribute(g::kCheckpoint), root.read_int_attribute(g::kStep),
+                     root.read_string_attribute(g::kInput));
+  out << fmt::format(
+      "  max_new_tokens {}, temperature {}, top_k {}, top_p {}, seed {}, stop '{}', batch_size "
+      "{}\n",
+      root.read_int_attribute(g::kMaxNewTokens), root.read_double_attribute(g::kTemperature),
+      root.read_int_attribute(g::kTopK), root.read_double_attribute(g::kTopP),
+      root.read_int_attribute(g::kSeed), root.read_string_attribute(g::kStop),
+      root.read_int_attribute(g::kBatchSize));
+  out << "  (checksums verified)\n";
 }
 
 // The last value of a column, "-" for an empty one: columns may differ in length (a job killed
@@ -147,12 +177,15 @@ void inspect_file(const std::string& path, std::ostream& out) {
   try {
     if (file.has(predictions_schema::kPredictions)) {
       inspect_predictions(file, out);
+    } else if (file.has(generations_schema::kFinish)) {
+      inspect_generations(file, out);
     } else if (file.has_attribute(schema::kModelSignature)) {
       inspect_checkpoint(file, out);
     } else if (file.has(metrics_schema::kTrain)) {
       inspect_metrics(file, out);
     } else {
-      throw DataError("not a ddptrain metrics, checkpoint or predictions file", Raised::kThisRank);
+      throw DataError("not a ddptrain metrics, checkpoint, predictions or generations file",
+                      Raised::kThisRank);
     }
   } catch (const Error& e) {
     throw DataError("'" + path + "': " + e.what(), Raised::kThisRank);

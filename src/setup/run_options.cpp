@@ -35,4 +35,19 @@ RunFilesOptions run_files_options(const Config& config) {
   return options;
 }
 
+GenerationOptions generation_options(const Config& config, const DatasetInfo& info) {
+  const GenerateConfig& g = config.generate;
+  GenerationOptions options;
+  options.sampling = {g.temperature, g.top_k, g.top_p, g.seed};
+  options.max_new_tokens = g.max_new_tokens;
+  options.stop = parse_int_list("generate.stop", g.stop, /*minimum=*/0);
+  options.batch_size = g.batch_size;
+  const bool gpt = config.model.type == ModelType::kGpt;
+  options.context = gpt && config.model.block > 0 ? config.model.block
+                    : info.sample_shape.empty()   ? 0
+                                                  : info.sample_shape[0];
+  options.vocab = gpt && config.model.vocab > 0 ? config.model.vocab : info.outputs;
+  return options;
+}
+
 }  // namespace ddpt

@@ -1,9 +1,11 @@
-// The deck mapped onto each training component's own options, in one place: the trainer, the run
-// around it and the run's files read these, not the whole deck (tests/lint/source_rules.py: only
+// The deck mapped onto each component's own options, in one place: the trainer, the run around it,
+// the run's files and generation read these, not the whole deck (tests/lint/source_rules.py: only
 // config/, setup/ and app/ include config/config.hpp).
 #pragma once
 
 #include "config/config.hpp"
+#include "data/dataset.hpp"
+#include "generate/generation.hpp"
 #include "io/run_files.hpp"
 #include "run/training_run.hpp"
 #include "step/trainer.hpp"
@@ -13,5 +15,8 @@ namespace ddpt {
 TrainerOptions trainer_options(const Config& config);
 RunOptions run_options(const Config& config);
 RunFilesOptions run_files_options(const Config& config);
+// [generate], and the model's window and vocabulary: the built-in GPT's model.block and
+// model.vocab where set, else those of the deck's data (`info`), which any model trained on.
+GenerationOptions generation_options(const Config& config, const DatasetInfo& info);
 
 }  // namespace ddpt

@@ -35,7 +35,7 @@ import re
 import sys
 
 LAYERS = ["util", "config", "state", "runtime", "comm", "h5", "data", "models", "ddp", "optim",
-          "step", "run", "io", "setup", "app"]
+          "step", "run", "generate", "io", "setup", "app"]
 # Layers side by side: neither includes the other.
 PEERS = {frozenset({"comm", "h5"})}
 MAX_LINES = 60

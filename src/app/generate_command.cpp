@@ -1,0 +1,125 @@
+// ddptrain generate DECK --checkpoint PATH --input PROMPTS.h5 --output OUT.h5: every prompt of
+// the input continued by the checkpoint's model (generate/generation.hpp), the batches dealt to
+// the ranks in turn, and the new tokens written into one file in the prompts' order.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "app/commands.hpp"
+#include "comm/watched_world.hpp"
+#include "config/command_flags.hpp"
+#include "config/parse_config.hpp"
+#include "data/make_datasets.hpp"
+#include "data/prompts_file.hpp"
+#include "io/generations_writer.hpp"
+#include "setup/inference_model.hpp"
+#include "setup/run_options.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/stopwatch.hpp"
+
+namespace ddpt {
+namespace {
+
+const char* kGenerateUsage =
+    "ddptrain generate DECK --checkpoint PATH --input PROMPTS.h5 --output OUT.h5 "
+    "[--section.key=value]";
+
+// What a deck must be for its checkpoint to generate: refused before anything is loaded.
+void check_can_generate(const Config& config, int world_size) {
+  if (deck_data_info(config.data).task != Task::kNextToken) {
+    throw ConfigError(
+        "generate needs a next-token model (a deck with data.type = tokens or synthetic_tokens); "
+        "this deck's model predicts rows: use ddptrain predict");
+  }
+  if (config.ddp.zero == 3 && world_size > 1) {
+    throw ConfigError(
+        "generate does not shard the weights yet: set --ddp.zero=0 (every rank then holds the "
+        "whole model)");
+  }
+}
+
+// This rank's rows as [row, finish, count, tokens...] ... and their log-probabilities, for the
+// gather to rank 0.
+std::pair<std::vector<int64_t>, std::vector<double>> packed(const std::vector<GeneratedRow>& rows) {
+  std::vector<int64_t> records;
+  std::vector<double> logprobs;
+  for (const GeneratedRow& row : rows) {
+    records.insert(records.end(), {row.row, static_cast<int64_t>(row.finish),
+                                   static_cast<int64_t>(row.tokens.size())});
+    records.insert(records.end(), row.tokens.begin(), row.tokens.end());
+    logprobs.insert(logprobs.end(), row.logprobs.begin(), row.logprobs.end());
+  }
+  return {records, logprobs};
+}
+
+// Every rank's rows on rank 0, in row order (nothing on the others).
+std::vector<GeneratedRow> gathered(const std::vector<GeneratedRow>& mine, HostGroup& group) {
+  const auto [records, logprobs] = packed(mine);
+  const std::vector<int64_t> all_records = group.gather("generated rows", records);
+  const std::vector<double> all_logprobs = group.gather("generated log-probabilities", logprobs);
+  std::vector<GeneratedRow> rows;
+  size_t at = 0;
+  size_t logprob = 0;
+  while (at < all_records.size()) {
+    GeneratedRow row;
+    row.row = all_records[at];
+    row.finish = static_cast<Finish>(all_records[at + 1]);
+    const auto count = static_cast<size_t>(all_records[at + 2]);
+    at += 3;
+    row.tokens.assign(all_records.begin() + at, all_records.begin() + at + count);
+    row.logprobs.assign(all_logprobs.begin() + logprob, all_logprobs.begin() + logprob + count);
+    at += count;
+    logprob += count;
+    rows.push_back(std::move(row));
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const GeneratedRow& a, const GeneratedRow& b) { return a.row < b.row; });
+  return rows;
+}
+
+int64_t tokens_in(const std::vector<GeneratedRow>& rows) {
+  int64_t tokens = 0;
+  for (const GeneratedRow& row : rows) tokens += static_cast<int64_t>(row.tokens.size());
+  return tokens;
+}
+
+}  // namespace
+
+int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
+  std::vector<std::string> rest = args;
+  const std::string checkpoint = take_required_flag(rest, "checkpoint", kGenerateUsage);
+  const std::string input = take_required_flag(rest, "input", kGenerateUsage);
+  const std::string output = take_required_flag(rest, "output", kGenerateUsage);
+  const Config config = parse_config(rest);
+  check_can_generate(config, mpi.world_size());
+  const Job job = set_up_job(config.train.threads);
+  const WatchedWorld watched = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
+  InferenceModel loaded = load_inference_model(config, checkpoint, job, /*comm=*/nullptr);
+  const GenerationOptions options = generation_options(config, loaded.info);
+  const Prompts prompts = Prompts::read(input);
+  prompts.check_fit(options.vocab, options.context);
+
+  const Stopwatch clock;
+  const std::vector<std::vector<int64_t>> batches = plan_batches(prompts, options.batch_size);
+  std::vector<GeneratedRow> mine;
+  for (size_t b = mpi.world_rank(); b < batches.size(); b += mpi.world_size()) {
+    for (GeneratedRow& row :
+         generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device)) {
+      mine.push_back(std::move(row));
+    }
+  }
+  const std::vector<GeneratedRow> done = gathered(mine, *watched.group);
+  const int64_t tokens = watched.group->max("generated token count", tokens_in(done));
+  const double seconds = clock.seconds();
+  write_generations(output, {checkpoint, loaded.step, input, options, config.generate.stop},
+                    prompts.rows(), tokens, done, *watched.group);
+  spdlog::info(
+      "generate: {} prompts of {}, {} new tokens in {:.2f} s ({:.0f} tokens/s) on {} "
+      "rank(s) with {} (step {}) -> {}",
+      prompts.rows(), input, tokens, seconds, static_cast<double>(tokens) / seconds,
+      mpi.world_size(), checkpoint, loaded.step, output);
+  return 0;
+}
+
+}  // namespace ddpt

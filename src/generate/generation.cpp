@@ -1,0 +1,86 @@
+#include "generate/generation.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ddpt {
+namespace {
+
+bool stops(const GenerationOptions& options, int64_t token) {
+  return std::find(options.stop.begin(), options.stop.end(), token) != options.stop.end();
+}
+
+// Why `done` ends after its newest token, at `length` tokens in all; none yet: false.
+bool finished(const GenerationOptions& options, GeneratedRow& done, int64_t length) {
+  if (!done.tokens.empty() && stops(options, done.tokens.back())) {
+    done.finish = Finish::kStopToken;
+  } else if (static_cast<int64_t>(done.tokens.size()) >= options.max_new_tokens) {
+    done.finish = Finish::kMaxNewTokens;
+  } else if (length >= options.context) {
+    done.finish = Finish::kContextFull;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> plan_batches(const Prompts& prompts, int64_t batch_size) {
+  std::vector<int64_t> order(static_cast<size_t>(prompts.rows()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return prompts.length(a) < prompts.length(b); });
+  std::vector<std::vector<int64_t>> batches;
+  for (const int64_t row : order) {
+    const bool fits = !batches.empty() &&
+                      static_cast<int64_t>(batches.back().size()) < batch_size &&
+                      prompts.length(batches.back().front()) == prompts.length(row);
+    if (!fits) batches.emplace_back();
+    batches.back().push_back(row);
+  }
+  return batches;
+}
+
+std::vector<GeneratedRow> generate_batch(Model& model, const Prompts& prompts,
+                                         const std::vector<int64_t>& batch,
+                                         const GenerationOptions& options, torch::Device device) {
+  torch::NoGradGuard no_grad;
+  std::vector<GeneratedRow> rows(batch.size());
+  std::vector<int64_t> active;  // indices into rows, of the rows still generating
+  std::vector<torch::Tensor> prompt_tokens;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    rows[i].row = batch[i];
+    if (finished(options, rows[i], prompts.length(batch[i]))) continue;
+    active.push_back(static_cast<int64_t>(i));
+    prompt_tokens.push_back(prompts.row(batch[i]));
+  }
+  if (active.empty()) return rows;
+  torch::Tensor window = torch::stack(prompt_tokens).to(device);  // [active rows, length]
+  while (!active.empty()) {
+    const int64_t position = window.size(1);  // of the token chosen now
+    const torch::Tensor last =
+        model.forward(window).select(1, position - 1).to(torch::kCPU, torch::kDouble);
+    std::vector<int64_t> chosen(active.size());
+    std::vector<int64_t> still;  // positions in `active` of the rows that go on
+    for (size_t a = 0; a < active.size(); ++a) {
+      GeneratedRow& row = rows[active[a]];
+      const TokenChoice choice =
+          choose_token(last[static_cast<int64_t>(a)], options.sampling, row.row, position);
+      chosen[a] = choice.token;
+      row.tokens.push_back(choice.token);
+      row.logprobs.push_back(choice.logprob);
+      if (!finished(options, row, position + 1)) still.push_back(static_cast<int64_t>(a));
+    }
+    if (still.empty()) break;
+    const torch::Tensor next = torch::tensor(chosen, torch::kLong).to(device).unsqueeze(1);
+    const torch::Tensor keep = torch::tensor(still, torch::kLong).to(device);
+    window = torch::cat({window, next}, 1).index_select(0, keep);
+    std::vector<int64_t> going_on;
+    for (const int64_t a : still) going_on.push_back(active[a]);
+    active = std::move(going_on);
+  }
+  return rows;
+}
+
+}  // namespace ddpt

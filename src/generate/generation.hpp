@@ -1,0 +1,53 @@
+// The rows `ddptrain generate` continues, batch by batch. The batches are formed from the prompts
+// alone (rows of one prompt length together, at most generate.batch_size of them), so a row's
+// batch, and with it the logits it is continued from, is the same on any rank count; a rank
+// generates the batches dealt to it. Each new token is one forward of the model over the row's
+// whole window (tokens [N, T] -> logits [N, T, vocab]), which any next-token model (the built-in
+// GPT, TorchScript) can run; rows that have finished are left out of the next forwards.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "data/prompts_file.hpp"
+#include "generate/sampling.hpp"
+#include "models/model.hpp"
+
+namespace ddpt {
+
+struct GenerationOptions {
+  SamplingOptions sampling;
+  int64_t max_new_tokens = 64;
+  std::vector<int64_t> stop;  // token ids that end a row (kept as its last token)
+  int64_t batch_size = 8;     // rows per forward
+  int64_t context = 0;        // the model's window: a row ends once it holds this many tokens
+  int64_t vocab = 0;          // token ids the model knows
+};
+
+// Why a row ended, as /finish stores it.
+enum class Finish : int64_t {
+  kMaxNewTokens = 0,  // generate.max_new_tokens reached
+  kStopToken = 1,     // a token of generate.stop
+  kContextFull = 2,   // the row filled the model's context
+};
+
+struct GeneratedRow {
+  int64_t row = 0;
+  std::vector<int64_t> tokens;  // the new tokens only
+  std::vector<double> logprobs;
+  Finish finish = Finish::kMaxNewTokens;
+};
+
+// Rows ordered by prompt length (then by row), cut into batches of at most `batch_size` rows of
+// one length.
+std::vector<std::vector<int64_t>> plan_batches(const Prompts& prompts, int64_t batch_size);
+
+// Continues the rows of `batch` (prompts of one length) with `model` on `device`; the results in
+// the batch's order.
+std::vector<GeneratedRow> generate_batch(Model& model, const Prompts& prompts,
+                                         const std::vector<int64_t>& batch,
+                                         const GenerationOptions& options, torch::Device device);
+
+}  // namespace ddpt

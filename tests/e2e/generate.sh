@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# ddptrain generate with the built-in GPT (a short run of inputs/gpt_tokens.cfg):
+#  - greedy tokens, /finish and log-probabilities as PyTorch's with the checkpoint's weights
+#    (generate_reference.py) on 60 prompts of 1 to 26 tokens (some fill the context);
+#  - the files of 1, 2 and 3 ranks identical in every dataset, greedy and sampled (temperature
+#    0.8, top_k 40, top_p 0.95): draws keyed by (seed, row, position), batches from the prompts;
+#  - generate.stop ends a row at its stop token (finish 1), the token kept;
+#  - make-data prompts --from-text: one prompt a line, bytes as ids;
+#  - bad input: one line, the exit code, nothing under the output's name.
+# Usage: generate.sh MPIEXEC DDPTRAIN DECK (the deck is unused: gpt_tokens.cfg is trained).
+# DDPTRAIN_PYTHON: a Python with torch and h5py (default /usr/bin/python3).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+python=${DDPTRAIN_PYTHON:-/usr/bin/python3}
+gpt=$repo/inputs/gpt_tokens.cfg
+"$ddptrain" train "$gpt" --run.dir="$work/run" --train.steps=30 --checkpoint.every=30 \
+  --eval.every=0 --train.threads=1 >"$work/train.txt" 2>&1 ||
+  { cat "$work/train.txt"; fail "training exited with $?"; }
+checkpoint=$work/run/checkpoints/step_00000030.h5
+"$python" - "$work/prompts.h5" <<'PY'
+import sys, h5py, numpy as np
+rng = np.random.default_rng(5)
+lengths = rng.integers(1, 27, 60)
+with h5py.File(sys.argv[1], "w") as f:
+    f["tokens"] = rng.integers(0, 256, lengths.sum()).astype(np.uint16)
+    f["offsets"] = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+PY
+generate() {  # NAME RANKS [OPTION...]
+  local name=$1 ranks=$2
+  shift 2
+  "$mpiexec" -np "$ranks" --oversubscribe "$ddptrain" generate "$gpt" --checkpoint "$checkpoint" \
+    --input "$work/prompts.h5" --output "$work/$name.h5" --train.threads=1 \
+    --generate.max_new_tokens=12 --generate.batch_size=4 "$@" >"$work/$name.txt" 2>&1 ||
+    { cat "$work/$name.txt"; fail "generate $name exited with $?"; }
+}
+sampling=(--generate.temperature=0.8 --generate.top_k=40 --generate.top_p=0.95)
+for ranks in 1 2 3; do
+  generate "greedy$ranks" "$ranks"
+  generate "sampled$ranks" "$ranks" "${sampling[@]}"
+done
+grep -q "generate: 60 prompts" "$work/greedy1.txt" || fail "no summary line: $(cat "$work/greedy1.txt")"
+"$ddptrain" inspect "$work/sampled2.h5" >"$work/inspect.txt" ||
+  { cat "$work/inspect.txt"; fail "inspect of a generations file exited with $?"; }
+grep -q "ddptrain generations, 60 rows, .* new tokens, by 2 rank(s)" "$work/inspect.txt" &&
+  grep -q "temperature 0.8, top_k 40, top_p 0.95" "$work/inspect.txt" ||
+  fail "inspect did not summarise the generations: $(cat "$work/inspect.txt")"
+"$python" "$repo/tests/e2e/generate_reference.py" "$checkpoint" "$work/prompts.h5" \
+  "$work/greedy1.h5" 256 32 4 4 64 12 || fail "greedy generation differs from PyTorch's"
+"$python" - "$work" <<'PY' || fail "the files of 1, 2 and 3 ranks differ"
+import sys, h5py, numpy as np
+work = sys.argv[1]
+for kind in ("greedy", "sampled"):
+    files = [h5py.File(f"{work}/{kind}{n}.h5", "r") for n in (1, 2, 3)]
+    for name in ("tokens", "offsets", "finish", "logprobs"):
+        for n, f in zip((2, 3), files[1:]):
+            assert np.array_equal(files[0][name][()], f[name][()]), f"{kind} {name}: 1 and {n} ranks"
+    assert set(files[0]["finish"][()]) == {0, 2}, files[0]["finish"][()]
+    assert files[2].attrs["world_size"] == 3 and files[0].attrs["temperature"] == (0.8 if kind == "sampled" else 0)
+greedy, sampled = (h5py.File(f"{work}/{k}1.h5", "r")["tokens"][()] for k in ("greedy", "sampled"))
+assert not np.array_equal(greedy, sampled), "sampling chose the greedy tokens throughout"
+print("1, 2 and 3 ranks: the same files, greedy and sampled")
+PY
+# A stop token: row 0's third greedy token ends it there.
+stop=$("$python" -c "import h5py,sys; print(h5py.File(sys.argv[1])['tokens'][2])" "$work/greedy1.h5")
+generate stopped 2 --generate.stop="$stop"
+"$python" - "$work" "$stop" <<'PY' || fail "generate.stop did not end row 0 at token $stop"
+import sys, h5py
+f = h5py.File(f"{sys.argv[1]}/stopped.h5", "r")
+first = f["tokens"][f["offsets"][0]:f["offsets"][1]]
+assert f["finish"][0] == 1 and first[-1] == int(sys.argv[2]) and list(first).count(first[-1]) == 1, first
+PY
+printf 'Hello world\n\nab\n' >"$work/lines.txt"
+"$ddptrain" make-data prompts --from-text "$work/lines.txt" --output "$work/lines.h5" >/dev/null
+"$python" - "$work/lines.h5" <<'PY' || fail "make-data prompts wrote the wrong layout"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+assert list(f["offsets"][()]) == [0, 11, 13] and bytes(f["tokens"][()].astype("u1")) == b"Hello worldab"
+PY
+
+# Bad input: the exit code, a line naming the fault, and no output file.
+refused() {  # CODE TEXT PROMPTS [OPTION...]
+  local code=$1 text=$2 prompts=$3 rc=0
+  shift 3
+  message=$("$ddptrain" generate "$gpt" --checkpoint "$checkpoint" --input "$prompts" \
+    --output "$work/refused.h5" "$@" 2>&1 >/dev/null) || rc=$?
+  [[ $rc -eq $code ]] || fail "exit $rc, not $code, for '$text': $message"
+  expect_message "$text"
+  [[ ! -e $work/refused.h5 ]] || fail "a refused generate ($text) wrote its output"
+}
+bad_prompts() {  # NAME TOKENS OFFSETS (Python lists; OFFSETS None: no dataset)
+  "$python" - "$work/$1.h5" "$2" "$3" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f["tokens"] = np.array(eval(sys.argv[2]), dtype=np.int64)
+    offsets = eval(sys.argv[3])
+    if offsets is not None:
+        f["offsets"] = np.array(offsets, dtype=np.int64)
+PY
+}
+bad_prompts no_offsets "[1, 2, 3]" None
+refused 3 "offsets" "$work/no_offsets.h5"
+bad_prompts decreasing "[1, 2, 3, 4]" "[0, 3, 2, 4]"
+refused 3 "row 1 is empty or its offsets decrease" "$work/decreasing.h5"
+bad_prompts empty_row "[1, 2, 3, 4]" "[0, 2, 2, 4]"
+refused 3 "row 1 is empty" "$work/empty_row.h5"
+bad_prompts short_offsets "[1, 2, 3, 4]" "[0, 2, 3]"
+refused 3 "the last offset is 3, but 'tokens' holds 4 ids" "$work/short_offsets.h5"
+bad_prompts outside_vocab "[1, 2, 300, 4]" "[0, 2, 4]"
+refused 3 "row 1 holds token id 300, outside the model's vocabulary of 256" "$work/outside_vocab.h5"
+bad_prompts too_long "list(range(40))" "[0, 1, 40]"
+refused 3 "row 1 has 39 tokens, more than the model's context of 32" "$work/too_long.h5"
+refused 3 "missing.h5" "$work/missing.h5"
+rc=0
+message=$("$ddptrain" generate "$deck" --checkpoint "$checkpoint" --input "$work/prompts.h5" \
+  --output "$work/refused.h5" 2>&1 >/dev/null) || rc=$?
+[[ $rc -eq 2 ]] || fail "exit $rc, not 2, for a classification deck: $message"
+expect_message "generate needs a next-token model"
+rc=0
+message=$("$mpiexec" -np 2 --oversubscribe "$ddptrain" generate "$gpt" --checkpoint "$checkpoint" \
+  --input "$work/prompts.h5" --output "$work/refused.h5" --ddp.zero=3 2>&1 >/dev/null) || rc=$?
+[[ $rc -eq 2 ]] || fail "exit $rc, not 2, for ddp.zero = 3: $message"
+expect_message "generate does not shard the weights yet"
+[[ ! -e $work/refused.h5 ]] || fail "a refused generate wrote its output"
+echo "generate checks passed"
