@@ -17,8 +17,6 @@ namespace {
 }  // namespace
 
 Prompts Prompts::read(const std::string& path) {
-  Prompts prompts;
-  prompts.path_ = path;
   const H5File file = H5File::open_read(path);
   const H5Dataset tokens = H5Dataset::open(file, "tokens");
   const H5Dataset offsets = H5Dataset::open(file, "offsets");
@@ -33,10 +31,21 @@ Prompts Prompts::read(const std::string& path) {
                 "not " +
                     offsets.stored_type() + fmt::format(" [{}]", fmt::join(offsets.shape(), ", ")));
   }
-  prompts.tokens_ = tokens.read_all().to(torch::kLong);
   const torch::Tensor read = offsets.read_all().contiguous();
-  prompts.offsets_.assign(read.data_ptr<int64_t>(), read.data_ptr<int64_t>() + read.numel());
-  const std::vector<int64_t>& at = prompts.offsets_;
+  return Prompts(
+      path, tokens.read_all().to(torch::kLong),
+      std::vector<int64_t>(read.data_ptr<int64_t>(), read.data_ptr<int64_t>() + read.numel()));
+}
+
+Prompts::Prompts(std::string name, torch::Tensor tokens, std::vector<int64_t> offsets)
+    : path_(std::move(name)), tokens_(std::move(tokens)), offsets_(std::move(offsets)) {
+  check_layout();
+}
+
+void Prompts::check_layout() const {
+  const std::vector<int64_t>& at = offsets_;
+  const std::string& path = path_;
+  if (at.size() < 2) bad_prompts(path, "no prompt (offsets need rows + 1 values)");
   if (at.front() != 0) bad_prompts(path, fmt::format("offsets[0] is {}, not 0", at.front()));
   for (size_t i = 0; i + 1 < at.size(); ++i) {
     if (at[i + 1] <= at[i]) {
@@ -45,14 +54,13 @@ Prompts Prompts::read(const std::string& path) {
                                     i, i, at[i], i + 1, at[i + 1]));
     }
   }
-  if (at.back() != prompts.tokens_.numel()) {
+  if (at.back() != tokens_.numel()) {
     bad_prompts(path, fmt::format("the last offset is {}, but 'tokens' holds {} ids", at.back(),
-                                  prompts.tokens_.numel()));
+                                  tokens_.numel()));
   }
-  if (prompts.tokens_.numel() > 0 && prompts.tokens_.min().item<int64_t>() < 0) {
+  if (tokens_.numel() > 0 && tokens_.min().item<int64_t>() < 0) {
     bad_prompts(path, "a token id is negative");
   }
-  return prompts;
 }
 
 void Prompts::check_fit(int64_t vocab, int64_t context) const {

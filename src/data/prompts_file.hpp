@@ -19,6 +19,8 @@ class Prompts {
   // offsets do not start at 0, do not increase (an empty prompt) or do not end at the token count,
   // or a token id is negative.
   static Prompts read(const std::string& path);
+  // The same checks on prompts held in memory (`name` stands for the file in messages).
+  Prompts(std::string name, torch::Tensor tokens, std::vector<int64_t> offsets);
   // DataError naming the row if a prompt holds a token id of `vocab` or above, or is longer than
   // `context` tokens (the model's window).
   void check_fit(int64_t vocab, int64_t context) const;
@@ -30,6 +32,8 @@ class Prompts {
   const std::string& path() const { return path_; }
 
  private:
+  void check_layout() const;
+
   std::string path_;
   torch::Tensor tokens_;          // 1-D int64, every prompt's ids
   std::vector<int64_t> offsets_;  // rows + 1

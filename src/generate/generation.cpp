@@ -57,25 +57,34 @@ std::vector<GeneratedRow> generate_batch(Model& model, const Prompts& prompts,
   }
   if (active.empty()) return rows;
   torch::Tensor window = torch::stack(prompt_tokens).to(device);  // [active rows, length]
+  // With a cache, the prompts run once and each later forward is the new tokens' alone.
+  std::unique_ptr<TokenDecoder> decoder =
+      model.decoder(static_cast<int64_t>(active.size()), options.context);
+  torch::Tensor fed = window;  // what the next forward runs
   while (!active.empty()) {
     const int64_t position = window.size(1);  // of the token chosen now
     const torch::Tensor last =
-        model.forward(window).select(1, position - 1).to(torch::kCPU, torch::kDouble);
-    std::vector<int64_t> chosen(active.size());
+        (decoder ? decoder->step(fed) : model.forward(window).select(1, position - 1))
+            .to(torch::kCPU, torch::kDouble);
+    std::vector<int64_t> chosen;
     std::vector<int64_t> still;  // positions in `active` of the rows that go on
     for (size_t a = 0; a < active.size(); ++a) {
       GeneratedRow& row = rows[active[a]];
       const TokenChoice choice =
           choose_token(last[static_cast<int64_t>(a)], options.sampling, row.row, position);
-      chosen[a] = choice.token;
       row.tokens.push_back(choice.token);
       row.logprobs.push_back(choice.logprob);
-      if (!finished(options, row, position + 1)) still.push_back(static_cast<int64_t>(a));
+      if (finished(options, row, position + 1)) continue;
+      still.push_back(static_cast<int64_t>(a));
+      chosen.push_back(choice.token);
     }
     if (still.empty()) break;
-    const torch::Tensor next = torch::tensor(chosen, torch::kLong).to(device).unsqueeze(1);
-    const torch::Tensor keep = torch::tensor(still, torch::kLong).to(device);
-    window = torch::cat({window, next}, 1).index_select(0, keep);
+    fed = torch::tensor(chosen, torch::kLong).to(device).unsqueeze(1);
+    if (still.size() < active.size()) {
+      window = window.index_select(0, torch::tensor(still, torch::kLong).to(device));
+      if (decoder) decoder->keep_rows(still);
+    }
+    window = torch::cat({window, fed}, 1);
     std::vector<int64_t> going_on;
     for (const int64_t a : still) going_on.push_back(active[a]);
     active = std::move(going_on);

@@ -1,9 +1,10 @@
 // The rows `ddptrain generate` continues, batch by batch. The batches are formed from the prompts
 // alone (rows of one prompt length together, at most generate.batch_size of them), so a row's
 // batch, and with it the logits it is continued from, is the same on any rank count; a rank
-// generates the batches dealt to it. Each new token is one forward of the model over the row's
-// whole window (tokens [N, T] -> logits [N, T, vocab]), which any next-token model (the built-in
-// GPT, TorchScript) can run; rows that have finished are left out of the next forwards.
+// generates the batches dealt to it. A model with a cache of keys and values (the built-in GPT:
+// models/token_decoder.hpp) runs the prompts once and then one position per new token; any
+// other next-token model (TorchScript) runs the whole window for each new token (tokens [N, T]
+// -> logits [N, T, vocab]). Rows that have finished are left out of the next forwards.
 #pragma once
 
 #include <torch/torch.h>

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "models/activation_checkpoint.hpp"
 #include "models/causal_attention.hpp"
@@ -27,6 +28,36 @@ class CausalSelfAttentionImpl : public nn::Module {
         c_proj_(register_module("c_proj", Linear(spec.n_embd, spec.n_embd))),
         n_head_(spec.n_head),
         dropout_(spec.dropout) {}
+
+  // Decoding: the new positions' rows x [N T, C] (T new positions of N rows, after `start`
+  // cached ones), their keys and values written into `cache` ([2, rows >= N, heads, capacity,
+  // head_dim]) and attended to with the cached ones.
+  torch::Tensor decode(const torch::Tensor& x, int64_t rows, const torch::Tensor& cache,
+                       int64_t start) {
+    const int64_t width = x.size(1);
+    const int64_t time = x.size(0) / rows;
+    const int64_t head_dim = width / n_head_;
+    // [N, T, 3, heads, head_dim] -> q, k, v as [N, heads, T, head_dim]
+    const torch::Tensor qkv = c_attn_(x).view({rows, time, 3, n_head_, head_dim});
+    const torch::Tensor q = qkv.select(2, 0).transpose(1, 2);
+    const torch::Tensor mine = cache.narrow(1, 0, rows);
+    mine.select(0, 0).narrow(2, start, time).copy_(qkv.select(2, 1).transpose(1, 2));
+    mine.select(0, 1).narrow(2, start, time).copy_(qkv.select(2, 2).transpose(1, 2));
+    const int64_t length = start + time;
+    const torch::Tensor keys = mine.select(0, 0).narrow(2, 0, length);
+    const torch::Tensor values = mine.select(0, 1).narrow(2, 0, length);
+    torch::Tensor scores =
+        torch::matmul(q, keys.transpose(2, 3)) / std::sqrt(static_cast<double>(head_dim));
+    if (time > 1) {
+      // New position i (start + i) sees the positions up to itself.
+      const torch::Tensor later = torch::ones({time, length}, torch::TensorOptions(torch::kBool))
+                                      .triu(start + 1)
+                                      .to(scores.device());
+      scores.masked_fill_(later, -std::numeric_limits<double>::infinity());
+    }
+    const torch::Tensor y = torch::matmul(torch::softmax(scores, -1), values);
+    return c_proj_(y.transpose(1, 2).reshape({rows * time, width}));
+  }
 
   // x: [N T, C], the rows of `windows` windows in order.
   torch::Tensor forward(const torch::Tensor& x, int64_t windows) {
@@ -71,6 +102,10 @@ class BlockImpl : public nn::Module {
         mlp_(register_module("mlp", FeedForward(spec))) {}
   torch::Tensor forward(torch::Tensor x, int64_t windows) {
     x = x + attn_(ln_1_(x), windows);
+    return x + mlp_(ln_2_(x));
+  }
+  torch::Tensor decode(torch::Tensor x, int64_t rows, const torch::Tensor& cache, int64_t start) {
+    x = x + attn_->decode(ln_1_(x), rows, cache, start);
     return x + mlp_(ln_2_(x));
   }
 
@@ -143,6 +178,36 @@ class GptNetImpl : public nn::Module {
     return ln_f_(x);
   }
 
+  // Decoding (TokenDecoder): tokens [N, T] at positions [start, start + T) through every block,
+  // layer l's keys and values in caches[l]; the logits of each row's last position [N, vocab].
+  torch::Tensor decode(const torch::Tensor& tokens, const std::vector<torch::Tensor>& caches,
+                       int64_t start) {
+    const int64_t rows = tokens.size(0);
+    const int64_t time = tokens.size(1);
+    if (start + time > block_) {
+      throw ConfigError(
+          fmt::format("GPT: {} positions exceed model.block = {}", start + time, block_));
+    }
+    const torch::Tensor positions = torch::arange(
+        start, start + time, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
+    torch::Tensor x = (wte_(tokens) + wpe_(positions)).view({rows * time, -1});
+    for (size_t i = 0; i < h_->size(); ++i) {
+      x = h_->ptr<BlockImpl>(i)->decode(x, rows, caches[i], start);
+    }
+    const torch::Tensor last = ln_f_(x.view({rows, time, -1}).select(1, time - 1));
+    return ddpt::linear(last, head_weight());
+  }
+  // One cache per block: [2 (keys, values), rows, heads, capacity, head_dim].
+  std::vector<torch::Tensor> make_caches(int64_t rows, int64_t capacity, int64_t n_head) const {
+    const torch::Tensor& any = wte_->weight;
+    const int64_t head_dim = any.size(1) / n_head;
+    std::vector<torch::Tensor> caches;
+    for (size_t i = 0; i < h_->size(); ++i) {
+      caches.push_back(torch::empty({2, rows, n_head, capacity, head_dim}, any.options()));
+    }
+    return caches;
+  }
+
   std::vector<std::string> block_prefixes() const {
     std::vector<std::string> prefixes;
     for (size_t i = 0; i < h_->size(); ++i) prefixes.push_back("h." + std::to_string(i) + ".");
@@ -213,9 +278,36 @@ class GptNetImpl : public nn::Module {
 };
 TORCH_MODULE(GptNet);
 
+class GptDecoder final : public TokenDecoder {
+ public:
+  GptDecoder(GptNetImpl& net, int64_t rows, int64_t capacity, int64_t n_head)
+      : net_(net), caches_(net.make_caches(rows, capacity, n_head)) {}
+  torch::Tensor step(const torch::Tensor& tokens) override {
+    torch::Tensor logits = net_.decode(tokens, caches_, length_);
+    length_ += tokens.size(1);
+    return logits;
+  }
+  void keep_rows(const std::vector<int64_t>& kept) override {
+    // Ascending, so row kept[i] >= i: each copy reads a row no earlier copy has written.
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (kept[i] == static_cast<int64_t>(i)) continue;
+      for (const torch::Tensor& cache : caches_) {
+        cache.select(1, static_cast<int64_t>(i))
+            .narrow(2, 0, length_)
+            .copy_(cache.select(1, kept[i]).narrow(2, 0, length_));
+      }
+    }
+  }
+
+ private:
+  GptNetImpl& net_;
+  std::vector<torch::Tensor> caches_;
+  int64_t length_ = 0;  // positions cached
+};
+
 }  // namespace
 
-Gpt::Gpt(const GptSpec& spec) {
+Gpt::Gpt(const GptSpec& spec) : n_head_(spec.n_head) {
   net_ = GptNet(spec, deferred_).ptr();
   const double d = static_cast<double>(spec.n_embd);
   const double t = static_cast<double>(spec.window > 0 ? spec.window : spec.block);
@@ -240,6 +332,10 @@ std::optional<torch::Tensor> Gpt::chunked_loss(const torch::Tensor& tokens,
                                                const torch::Tensor& targets, int64_t rows) {
   auto& net = static_cast<GptNetImpl&>(*net_);
   return chunked_cross_entropy(net.hidden(tokens), net.head_weight(), targets.reshape({-1}), rows);
+}
+
+std::unique_ptr<TokenDecoder> Gpt::decoder(int64_t rows, int64_t capacity) {
+  return std::make_unique<GptDecoder>(static_cast<GptNetImpl&>(*net_), rows, capacity, n_head_);
 }
 
 std::vector<std::string> Gpt::unit_prefixes() const {

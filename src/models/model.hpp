@@ -4,11 +4,13 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/deferred_values.hpp"
+#include "models/token_decoder.hpp"
 #include "models/unit_runner.hpp"
 #include "util/named_tensor.hpp"
 
@@ -52,6 +54,12 @@ class Model {
   // Whether every rank must run every forward, data or not (ZeRO-3: each block's parameters are
   // gathered from every rank): a rank whose rows are done runs one of them again.
   virtual bool forwards_in_lockstep() const { return false; }
+  // Next-token models that decode with a cache of keys and values (models/token_decoder.hpp):
+  // one for `rows` rows of at most `capacity` positions each. Null where the model has none (then
+  // each new token reruns the whole window).
+  virtual std::unique_ptr<TokenDecoder> decoder(int64_t /*rows*/, int64_t /*capacity*/) {
+    return nullptr;
+  }
 };
 
 int64_t parameter_count(Model& model);

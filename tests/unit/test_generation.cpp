@@ -1,0 +1,86 @@
+// The generation loop (generate/generation.hpp): batches made from the prompts alone, and the
+// built-in GPT's cached decoding choosing the tokens that the whole window's forward chooses,
+// rows that stop early left out of the cache in place.
+#include <gtest/gtest.h>
+
+#include "generate/generation.hpp"
+#include "models/gpt.hpp"
+
+namespace ddpt {
+namespace {
+
+// The same model without its cache: every new token reruns the whole window.
+class WithoutCache final : public Model {
+ public:
+  explicit WithoutCache(Model& model) : model_(model) {}
+  torch::Tensor forward(const torch::Tensor& tokens) override { return model_.forward(tokens); }
+  std::vector<NamedTensor> named_parameters() override { return model_.named_parameters(); }
+  std::vector<NamedTensor> named_buffers() override { return model_.named_buffers(); }
+  void train(bool on) override { model_.train(on); }
+  void to(torch::Device device) override { model_.to(device); }
+  std::string describe() const override { return model_.describe(); }
+
+ private:
+  Model& model_;
+};
+
+Prompts some_prompts() {
+  // Lengths 3, 5, 3, 1, 5, 3, 2: batches of up to 2 rows of one length.
+  const std::vector<int64_t> lengths{3, 5, 3, 1, 5, 3, 2};
+  std::vector<int64_t> offsets{0};
+  for (const int64_t n : lengths) offsets.push_back(offsets.back() + n);
+  torch::manual_seed(3);
+  return Prompts("test prompts", torch::randint(0, 50, {offsets.back()}, torch::kLong), offsets);
+}
+
+TEST(Generation, BatchesHoldPromptsOfOneLengthInRowOrder) {
+  const auto batches = plan_batches(some_prompts(), 2);
+  const std::vector<std::vector<int64_t>> expected{{3}, {6}, {0, 2}, {5}, {1, 4}};
+  EXPECT_EQ(batches, expected);
+}
+
+TEST(Generation, CachedDecodingChoosesWhatTheWholeWindowChooses) {
+  torch::manual_seed(11);
+  GptSpec spec;
+  spec.vocab = 50;
+  spec.block = 16;
+  spec.n_layer = 2;
+  spec.n_head = 2;
+  spec.n_embd = 32;
+  Gpt gpt(spec);
+  gpt.train(false);
+  ASSERT_NE(gpt.decoder(1, 16), nullptr);
+  WithoutCache plain(gpt);
+  const Prompts prompts = some_prompts();
+  for (const double temperature : {0.0, 1.5}) {
+    GenerationOptions options;
+    options.sampling = {temperature, 0, 1.0, 5};
+    options.max_new_tokens = 9;
+    options.context = 12;  // rows of 5 fill it after 7 new tokens
+    options.vocab = 50;
+    // Row 0's second token (without stops) ends it early, in a batch of three rows, so that the
+    // batch goes on with fewer rows.
+    const auto first = generate_batch(plain, prompts, {0}, options, torch::kCPU);
+    options.stop = {first[0].tokens.at(1)};
+    int64_t ended_early = 0;
+    for (const auto& batch : plan_batches(prompts, 3)) {
+      const auto cached = generate_batch(gpt, prompts, batch, options, torch::kCPU);
+      const auto whole = generate_batch(plain, prompts, batch, options, torch::kCPU);
+      ASSERT_EQ(cached.size(), whole.size());
+      for (size_t i = 0; i < cached.size(); ++i) {
+        EXPECT_EQ(cached[i].row, whole[i].row);
+        EXPECT_EQ(cached[i].tokens, whole[i].tokens) << "row " << cached[i].row;
+        EXPECT_EQ(cached[i].finish, whole[i].finish) << "row " << cached[i].row;
+        ASSERT_EQ(cached[i].logprobs.size(), whole[i].logprobs.size());
+        for (size_t t = 0; t < cached[i].logprobs.size(); ++t) {
+          EXPECT_NEAR(cached[i].logprobs[t], whole[i].logprobs[t], 1e-5);
+        }
+        ended_early += cached[i].finish == Finish::kStopToken ? 1 : 0;
+      }
+    }
+    EXPECT_GT(ended_early, 0) << "no row stopped early at temperature " << temperature;
+  }
+}
+
+}  // namespace
+}  // namespace ddpt
