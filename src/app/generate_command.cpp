@@ -1,13 +1,16 @@
 // ddptrain generate DECK --checkpoint PATH --input PROMPTS.h5 --output OUT.h5: every prompt of
 // the input continued by the checkpoint's model (generate/generation.hpp), the batches dealt to
-// the ranks in turn, and the new tokens written into one file in the prompts' order.
+// the ranks in turn, and the new tokens written into one file in the prompts' order. With
+// --prompt TEXT instead: one prompt of a byte-level model, printed with its continuation.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "app/commands.hpp"
 #include "comm/watched_world.hpp"
 #include "config/command_flags.hpp"
+#include "config/deck_text.hpp"
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
 #include "data/prompts_file.hpp"
@@ -22,8 +25,8 @@ namespace ddpt {
 namespace {
 
 const char* kGenerateUsage =
-    "ddptrain generate DECK --checkpoint PATH --input PROMPTS.h5 --output OUT.h5 "
-    "[--section.key=value]";
+    "ddptrain generate DECK --checkpoint PATH (--input PROMPTS.h5 --output OUT.h5 | --prompt "
+    "TEXT) [--section.key=value]";
 
 // What a deck must be for its checkpoint to generate: refused before anything is loaded.
 void check_can_generate(const Config& config, int world_size) {
@@ -78,10 +81,82 @@ std::vector<GeneratedRow> gathered(const std::vector<GeneratedRow>& mine, HostGr
   return rows;
 }
 
+// Text a terminal shows as it is: UTF-8 with its line breaks and tabs; other control bytes, and
+// the whole text if it is not UTF-8, as \xNN.
+std::string printable(const std::string& text) {
+  if (first_invalid_utf8(text)) return escape_bytes(text);
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool control = (byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f;
+    out += control ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  return out;
+}
+
+// generate --prompt TEXT: one prompt, its bytes as token ids, continued by rank 0 and printed.
+int generate_from_text(std::vector<std::string> rest, const std::string& checkpoint,
+                       const std::string& text, MpiEnv& mpi) {
+  const Config config = parse_config(rest);
+  check_can_generate(config, /*world_size=*/1);
+  const GenerationOptions options = generation_options(config, deck_data_info(config.data));
+  if (options.vocab != 256) {
+    throw ConfigError(fmt::format(
+        "--prompt takes text for a byte-level model (vocabulary 256); this one has {}: write a "
+        "prompts file of token ids and use --input/--output",
+        options.vocab));
+  }
+  if (mpi.world_rank() != 0) return 0;
+  const Job job = set_up_job(config.train.threads);
+  InferenceModel loaded = load_inference_model(config, checkpoint, job, /*comm=*/nullptr);
+  std::vector<int64_t> bytes;
+  for (const char c : text) bytes.push_back(static_cast<unsigned char>(c));
+  const Prompts prompt("--prompt", torch::tensor(bytes, torch::kLong),
+                       {0, static_cast<int64_t>(bytes.size())});
+  prompt.check_fit(options.vocab, options.context);
+  const GeneratedRow row =
+      generate_batch(loaded.runnable(), prompt, {0}, options, loaded.device).front();
+  std::string continuation;
+  for (const int64_t token : row.tokens) continuation += static_cast<char>(token);
+  const std::string shown = printable(text + continuation);
+  std::cout << shown << (shown.empty() || shown.back() != '\n' ? "\n" : "");
+  return 0;
+}
+
 int64_t tokens_in(const std::vector<GeneratedRow>& rows) {
   int64_t tokens = 0;
   for (const GeneratedRow& row : rows) tokens += static_cast<int64_t>(row.tokens.size());
   return tokens;
+}
+
+// Seconds between progress lines.
+constexpr double kProgressEveryS = 10;
+
+// The batches dealt to `rank` (every `ranks`-th from its own), generated; a progress line (rank 0
+// only prints) every kProgressEveryS seconds: its batches done, tokens/s, the time left.
+std::vector<GeneratedRow> generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
+                                              const std::vector<std::vector<int64_t>>& batches,
+                                              const GenerationOptions& options, int rank,
+                                              int ranks) {
+  const size_t total = (batches.size() + ranks - 1 - static_cast<size_t>(rank)) / ranks;
+  std::vector<GeneratedRow> mine;
+  const Stopwatch clock;
+  double last_line = 0;
+  size_t done = 0;
+  for (size_t b = static_cast<size_t>(rank); b < batches.size(); b += ranks) {
+    for (GeneratedRow& row :
+         generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device)) {
+      mine.push_back(std::move(row));
+    }
+    ++done;
+    const double now = clock.seconds();
+    if (now - last_line < kProgressEveryS || done == total) continue;
+    last_line = now;
+    spdlog::info("generate: {}/{} batches of this rank, {} rows, {:.0f} tokens/s, {:.0f} s left",
+                 done, total, mine.size(), static_cast<double>(tokens_in(mine)) / now,
+                 now / static_cast<double>(done) * static_cast<double>(total - done));
+  }
+  return mine;
 }
 
 }  // namespace
@@ -89,6 +164,8 @@ int64_t tokens_in(const std::vector<GeneratedRow>& rows) {
 int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   std::vector<std::string> rest = args;
   const std::string checkpoint = take_required_flag(rest, "checkpoint", kGenerateUsage);
+  const std::string text = take_flag(rest, "prompt");
+  if (!text.empty()) return generate_from_text(rest, checkpoint, text, mpi);
   const std::string input = take_required_flag(rest, "input", kGenerateUsage);
   const std::string output = take_required_flag(rest, "output", kGenerateUsage);
   const Config config = parse_config(rest);
@@ -102,13 +179,8 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
 
   const Stopwatch clock;
   const std::vector<std::vector<int64_t>> batches = plan_batches(prompts, options.batch_size);
-  std::vector<GeneratedRow> mine;
-  for (size_t b = mpi.world_rank(); b < batches.size(); b += mpi.world_size()) {
-    for (GeneratedRow& row :
-         generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device)) {
-      mine.push_back(std::move(row));
-    }
-  }
+  const std::vector<GeneratedRow> mine =
+      generate_my_batches(loaded, prompts, batches, options, mpi.world_rank(), mpi.world_size());
   const std::vector<GeneratedRow> done = gathered(mine, *watched.group);
   const int64_t tokens = watched.group->max("generated token count", tokens_in(done));
   const double seconds = clock.seconds();

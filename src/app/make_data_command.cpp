@@ -66,8 +66,9 @@ po::options_description make_data_options(MakeDataOptions& o) {
       "val-tokens", po::value(&o.val_tokens)->default_value(0),
       "tokens: also write val_tokens of this length")(
       "from-text", po::value(&o.from_text),
-      "prompts (required): a text file, one prompt a line, each byte a token id (vocab 256); "
-      "empty lines are skipped");
+      "tokens: the bytes of a text file as the stream (vocab 256; --val-tokens of them at its "
+      "end for validation); prompts (required): a text file, one prompt a line, each byte a "
+      "token id (vocab 256), empty lines skipped");
   return d;
 }
 
@@ -91,9 +92,11 @@ MakeDataOptions parse(const std::vector<std::string>& args) {
                       "' is not one of classification, regression, tokens, prompts (usage: " +
                       kMakeDataUsage + ")");
   }
-  if ((o.kind == "prompts") != !o.from_text.empty()) {
-    throw ConfigError(o.kind == "prompts" ? "make-data prompts: --from-text FILE is required"
-                                          : "make-data: --from-text goes with prompts only");
+  if (o.kind == "prompts" && o.from_text.empty()) {
+    throw ConfigError("make-data prompts: --from-text FILE is required");
+  }
+  if (!o.from_text.empty() && o.kind != "prompts" && o.kind != "tokens") {
+    throw ConfigError("make-data: --from-text goes with tokens and prompts only");
   }
   if (o.output.empty())
     throw ConfigError(std::string("make-data: --output is required: ") + kMakeDataUsage);
@@ -138,8 +141,32 @@ void write_tables(const H5Node& root, const MakeDataOptions& o) {
   }
 }
 
-void write_tokens(const H5Node& root, const MakeDataOptions& o) {
-  const torch::Tensor stream = markov_tokens(o.tokens + o.val_tokens, o.vocab, o.teacher.seed);
+// A text file's bytes, each a token id.
+std::vector<int64_t> text_bytes(const std::string& path) {
+  std::ifstream text(path, std::ios::binary);
+  if (!text) throw DataError("make-data: cannot read '" + path + "'", Raised::kThisRank);
+  std::vector<int64_t> bytes;
+  for (char c = 0; text.get(c);) bytes.push_back(static_cast<unsigned char>(c));
+  return bytes;
+}
+
+// The stream: a Markov chain's, or a text's bytes (vocab 256, --val-tokens of them at its end).
+torch::Tensor token_stream(MakeDataOptions& o) {
+  if (o.from_text.empty()) return markov_tokens(o.tokens + o.val_tokens, o.vocab, o.teacher.seed);
+  const std::vector<int64_t> bytes = text_bytes(o.from_text);
+  const auto total = static_cast<int64_t>(bytes.size());
+  if (total < o.val_tokens + 2) {
+    throw DataError(fmt::format("make-data: '{}' holds {} bytes: too few for --val-tokens {}",
+                                o.from_text, total, o.val_tokens),
+                    Raised::kThisRank);
+  }
+  o.vocab = 256;
+  o.tokens = total - o.val_tokens;
+  return torch::tensor(bytes, torch::kLong);
+}
+
+void write_tokens(const H5Node& root, MakeDataOptions o) {
+  const torch::Tensor stream = token_stream(o);
   const H5StoredAs stored = o.vocab <= kMaxUint16Vocab ? H5StoredAs::kUint16 : H5StoredAs::kUint32;
   using torch::indexing::Slice;
   for (const bool val : {false, true}) {
@@ -157,6 +184,7 @@ void write_tokens(const H5Node& root, const MakeDataOptions& o) {
 void write_prompts(const H5Node& root, const MakeDataOptions& o) {
   std::ifstream text(o.from_text, std::ios::binary);
   if (!text) throw DataError("make-data: cannot read '" + o.from_text + "'", Raised::kThisRank);
+  // getline drops the newline; a line's other bytes (a carriage return too) stay in its prompt.
   std::vector<int64_t> tokens;
   std::vector<int64_t> offsets{0};
   std::string line;

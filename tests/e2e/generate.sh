@@ -78,6 +78,27 @@ f = h5py.File(sys.argv[1], "r")
 assert list(f["offsets"][()]) == [0, 11, 13] and bytes(f["tokens"][()].astype("u1")) == b"Hello worldab"
 PY
 
+# Text: a byte-level GPT (inputs/text_bytes.cfg, a few steps) on the GPL's bytes continues a line.
+"$ddptrain" make-data tokens --from-text /usr/share/common-licenses/GPL-3 --val-tokens 2000 \
+  --output "$work/text.h5" >/dev/null
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1]); assert bytes(f['tokens'][:20].astype('u1')) == open('/usr/share/common-licenses/GPL-3','rb').read(20)" \
+  "$work/text.h5" || fail "make-data tokens --from-text did not write the text's bytes"
+text_deck=(--data.path="$work/text.h5" --run.dir="$work/text_run" --train.threads=1)
+"$ddptrain" train "$repo/inputs/text_bytes.cfg" "${text_deck[@]}" --train.steps=20 \
+  --checkpoint.every=20 --eval.every=0 --model.n_layer=1 >"$work/text_train.txt" 2>&1 ||
+  { cat "$work/text_train.txt"; fail "training on text exited with $?"; }
+"$ddptrain" generate "$repo/inputs/text_bytes.cfg" "${text_deck[@]}" --model.n_layer=1 \
+  --checkpoint "$work/text_run/checkpoints/latest" --prompt "This program is" \
+  --generate.max_new_tokens=20 --generate.stop=0 >"$work/text_out.txt" 2>&1 ||
+  { cat "$work/text_out.txt"; fail "generate --prompt exited with $?"; }
+[[ $(head -c 15 "$work/text_out.txt") == "This program is" && $(wc -c <"$work/text_out.txt") -gt 16 ]] ||
+  fail "generate --prompt did not print the prompt and its continuation: $(cat "$work/text_out.txt")"
+rc=0
+message=$("$ddptrain" generate "$repo/inputs/gpt_tokens.cfg" --checkpoint "$checkpoint" \
+  --prompt "hello" --model.vocab=300 2>&1 >/dev/null) || rc=$?
+[[ $rc -eq 2 ]] || fail "exit $rc, not 2, for --prompt with a vocabulary of 300: $message"
+expect_message "--prompt takes text for a byte-level model (vocabulary 256); this one has 300"
+
 # Bad input: the exit code, a line naming the fault, and no output file.
 refused() {  # CODE TEXT PROMPTS [OPTION...]
   local code=$1 text=$2 prompts=$3 rc=0
