@@ -16,9 +16,12 @@
 int main(int argc, char** argv) {
   std::unique_ptr<ddpt::MpiEnv> mpi;  // outlives the catch: the error path may need MPI_Abort
   ddpt::tune_process();               // before MPI_Init reads its parameters
-  // train: SIGUSR1/SIGTERM mean "checkpoint and stop", from the first instant (SLURM may signal
-  // while MPI starts). The other subcommands keep the default actions.
-  if (argc > 1 && std::string(argv[1]) == "train") ddpt::install_stop_signal_handlers();
+  // train and generate: SIGUSR1/SIGTERM mean "keep what is done and stop" (a checkpoint, the
+  // rows generated), from the first instant (SLURM may signal while MPI starts). The other
+  // subcommands keep the default actions.
+  if (argc > 1 && (std::string(argv[1]) == "train" || std::string(argv[1]) == "generate")) {
+    ddpt::install_stop_signal_handlers();
+  }
   try {
     mpi = std::make_unique<ddpt::MpiEnv>(&argc, &argv);
     ddpt::init_logging(mpi->world_rank(), mpi->host());

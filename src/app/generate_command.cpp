@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "app/commands.hpp"
@@ -14,11 +15,13 @@
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
 #include "data/prompts_file.hpp"
+#include "io/generation_progress.hpp"
 #include "io/generations_writer.hpp"
 #include "setup/inference_model.hpp"
 #include "setup/run_options.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/stop_signal.hpp"
 #include "util/stopwatch.hpp"
 
 namespace ddpt {
@@ -132,31 +135,73 @@ int64_t tokens_in(const std::vector<GeneratedRow>& rows) {
 // Seconds between progress lines.
 constexpr double kProgressEveryS = 10;
 
-// The batches dealt to `rank` (every `ranks`-th from its own), generated; a progress line (rank 0
-// only prints) every kProgressEveryS seconds: its batches done, tokens/s, the time left.
-std::vector<GeneratedRow> generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
-                                              const std::vector<std::vector<int64_t>>& batches,
-                                              const GenerationOptions& options, int rank,
-                                              int ranks) {
+struct MyRows {
+  std::vector<GeneratedRow> rows;  // this attempt's, of this rank
+  bool stopped = false;            // a stop signal came before every batch was done
+};
+
+// The batches dealt to `rank` (every `ranks`-th from its own), generated, each recorded in
+// `progress` as it ends; after each, a stop signal ends the loop. A progress line (rank 0 only
+// prints) every kProgressEveryS seconds: its batches done, tokens/s, the time left.
+MyRows generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
+                           const std::vector<std::vector<int64_t>>& batches,
+                           const GenerationOptions& options, int rank, int ranks,
+                           GenerationProgress& progress) {
   const size_t total = (batches.size() + ranks - 1 - static_cast<size_t>(rank)) / ranks;
-  std::vector<GeneratedRow> mine;
+  MyRows mine;
   const Stopwatch clock;
   double last_line = 0;
   size_t done = 0;
   for (size_t b = static_cast<size_t>(rank); b < batches.size(); b += ranks) {
-    for (GeneratedRow& row :
-         generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device)) {
-      mine.push_back(std::move(row));
-    }
+    const std::vector<GeneratedRow> batch =
+        generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device);
+    progress.record(batch);
+    mine.rows.insert(mine.rows.end(), batch.begin(), batch.end());
     ++done;
+    if (pending_stop_signal() != 0 && done < total) {
+      mine.stopped = true;
+      break;
+    }
     const double now = clock.seconds();
     if (now - last_line < kProgressEveryS || done == total) continue;
     last_line = now;
     spdlog::info("generate: {}/{} batches of this rank, {} rows, {:.0f} tokens/s, {:.0f} s left",
-                 done, total, mine.size(), static_cast<double>(tokens_in(mine)) / now,
+                 done, total, mine.rows.size(), static_cast<double>(tokens_in(mine.rows)) / now,
                  now / static_cast<double>(done) * static_cast<double>(total - done));
   }
   return mine;
+}
+
+// What chose the tokens: an earlier attempt's rows are kept only if it had the same.
+std::string settings_text(const std::string& checkpoint, int64_t step, const std::string& input,
+                          const GenerationOptions& o) {
+  return fmt::format(
+      "checkpoint {}\nstep {}\ninput {}\nmax_new_tokens {}\ntemperature {}\ntop_k {}\n"
+      "top_p {}\nseed {}\nstop {}\nbatch_size {}\ncontext {}\nvocab {}\n",
+      std::filesystem::weakly_canonical(checkpoint).string(), step,
+      std::filesystem::absolute(input).string(), o.max_new_tokens, o.sampling.temperature,
+      o.sampling.top_k, o.sampling.top_p, o.sampling.seed, fmt::join(o.stop, ","), o.batch_size,
+      o.context, o.vocab);
+}
+
+// The batches no earlier attempt finished (a batch is recorded whole).
+std::vector<std::vector<int64_t>> still_to_do(const std::vector<std::vector<int64_t>>& batches,
+                                              const GenerationProgress& progress) {
+  std::vector<std::vector<int64_t>> to_do;
+  for (const auto& batch : batches) {
+    if (progress.done_before().count(batch.front()) == 0) to_do.push_back(batch);
+  }
+  return to_do;
+}
+
+// This attempt's rows and the earlier attempts', in row order.
+std::vector<GeneratedRow> with_earlier(std::vector<GeneratedRow> rows,
+                                       const GenerationProgress& progress) {
+  if (!progress.resumed()) return rows;
+  for (const auto& [row, done] : progress.done_before()) rows.push_back(done);
+  std::sort(rows.begin(), rows.end(),
+            [](const GeneratedRow& a, const GeneratedRow& b) { return a.row < b.row; });
+  return rows;
 }
 
 }  // namespace
@@ -172,25 +217,44 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   check_can_generate(config, mpi.world_size());
   const Job job = set_up_job(config.train.threads);
   const WatchedWorld watched = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
+  HostGroup& group = *watched.group;
   InferenceModel loaded = load_inference_model(config, checkpoint, job, /*comm=*/nullptr);
   const GenerationOptions options = generation_options(config, loaded.info);
   const Prompts prompts = Prompts::read(input);
   prompts.check_fit(options.vocab, options.context);
-
+  GenerationProgress progress(output, settings_text(checkpoint, loaded.step, input, options),
+                              group);
+  if (progress.resumed()) {
+    spdlog::info("generate: continuing: {} of {} rows were done before (kept in {}.partial)",
+                 progress.done_before().size(), prompts.rows(), output);
+  }
   const Stopwatch clock;
-  const std::vector<std::vector<int64_t>> batches = plan_batches(prompts, options.batch_size);
-  const std::vector<GeneratedRow> mine =
-      generate_my_batches(loaded, prompts, batches, options, mpi.world_rank(), mpi.world_size());
-  const std::vector<GeneratedRow> done = gathered(mine, *watched.group);
-  const int64_t tokens = watched.group->max("generated token count", tokens_in(done));
+  const MyRows mine = generate_my_batches(
+      loaded, prompts, still_to_do(plan_batches(prompts, options.batch_size), progress), options,
+      mpi.world_rank(), mpi.world_size(), progress);
+  if (!group.all("every batch generated", !mine.stopped)) {
+    const int signal = pending_stop_signal();
+    spdlog::info(
+        "generate: stopped by {}; the rows done are kept in {}.partial: the same command "
+        "continues",
+        signal != 0 ? signal_name(signal) : "a signal to another rank", output);
+    return static_cast<int>(ExitCode::kStopped);
+  }
+  std::vector<GeneratedRow> done = gathered(mine.rows, group);  // rank 0: every rank's
+  if (group.rank() == 0) done = with_earlier(std::move(done), progress);
+  const int64_t tokens = group.max("generated token count", tokens_in(done));
   const double seconds = clock.seconds();
   write_generations(output, {checkpoint, loaded.step, input, options, config.generate.stop},
-                    prompts.rows(), tokens, done, *watched.group);
+                    prompts.rows(), tokens, done, group);
+  if (group.rank() == 0) progress.remove();
+  int64_t earlier = 0;
+  for (const auto& [row, kept] : progress.done_before()) earlier += tokens_in({kept});
   spdlog::info(
-      "generate: {} prompts of {}, {} new tokens in {:.2f} s ({:.0f} tokens/s) on {} "
-      "rank(s) with {} (step {}) -> {}",
-      prompts.rows(), input, tokens, seconds, static_cast<double>(tokens) / seconds,
-      mpi.world_size(), checkpoint, loaded.step, output);
+      "generate: {} prompts of {}, {} new tokens in {:.2f} s ({:.0f} tokens/s{}) on {} rank(s) "
+      "with {} (step {}) -> {}",
+      prompts.rows(), input, tokens, seconds, static_cast<double>(tokens - earlier) / seconds,
+      earlier > 0 ? fmt::format("; {} tokens were made before", earlier) : "", mpi.world_size(),
+      checkpoint, loaded.step, output);
   return 0;
 }
 

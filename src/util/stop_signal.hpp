@@ -13,9 +13,10 @@
 namespace ddpt {
 
 // Blocks the two signals in the calling thread and in every thread started after it, and starts
-// the thread that records them (idempotent). main() does it for `train` before MPI_Init and before
-// any other thread, so a signal during start-up stops the run after its first step; other
-// subcommands keep the default actions. A child process must unblock them (h5/h5_probe.cpp).
+// the thread that records them (idempotent). main() does it for `train` and `generate` before
+// MPI_Init and before any other thread, so a signal during start-up stops the run after its first
+// step (or batch); other subcommands keep the default actions. A child process must unblock them
+// (h5/h5_probe.cpp).
 void install_stop_signal_handlers();
 
 // The first stop signal received (SIGUSR1 or SIGTERM), 0 if none. Cheap to read.
