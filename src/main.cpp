@@ -13,13 +13,27 @@
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
 
+namespace {
+
+// Whether the command line has --prompt (generate's quick look at one prompt).
+bool names_a_prompt(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--prompt" || arg.rfind("--prompt=", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::unique_ptr<ddpt::MpiEnv> mpi;  // outlives the catch: the error path may need MPI_Abort
   ddpt::tune_process();               // before MPI_Init reads its parameters
   // train and generate: SIGUSR1/SIGTERM mean "keep what is done and stop" (a checkpoint, the
   // rows generated), from the first instant (SLURM may signal while MPI starts). The other
-  // subcommands keep the default actions.
-  if (argc > 1 && (std::string(argv[1]) == "train" || std::string(argv[1]) == "generate")) {
+  // subcommands, and generate --prompt (one row, nothing kept), keep the default actions.
+  if (argc > 1 && (std::string(argv[1]) == "train" ||
+                   (std::string(argv[1]) == "generate" && !names_a_prompt(argc, argv)))) {
     ddpt::install_stop_signal_handlers();
   }
   try {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <map>
 
 #include "app/commands.hpp"
 #include "comm/watched_world.hpp"
@@ -137,71 +139,115 @@ constexpr double kProgressEveryS = 10;
 
 struct MyRows {
   std::vector<GeneratedRow> rows;  // this attempt's, of this rank
-  bool stopped = false;            // a stop signal came before every batch was done
+  bool stopped = false;            // a stop signal came before every batch was done (every rank)
 };
 
-// The batches dealt to `rank` (every `ranks`-th from its own), generated, each recorded in
-// `progress` as it ends; after each, a stop signal ends the loop. A progress line (rank 0 only
-// prints) every kProgressEveryS seconds: its batches done, tokens/s, the time left.
+// The batches dealt to `rank`: batch r x ranks + rank of round r, each recorded in `progress` as
+// it ends. Every rank takes part in every round, a batch or none, and the round ends with an
+// agreement on a stop signal: a signal to any rank stops every rank after that round, and no
+// rank waits for another longer than one batch. A progress line (rank 0 only prints) every
+// kProgressEveryS seconds.
 MyRows generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
                            const std::vector<std::vector<int64_t>>& batches,
-                           const GenerationOptions& options, int rank, int ranks,
-                           GenerationProgress& progress) {
-  const size_t total = (batches.size() + ranks - 1 - static_cast<size_t>(rank)) / ranks;
+                           const GenerationOptions& options, GenerationProgress& progress,
+                           HostGroup& group) {
+  const auto ranks = static_cast<size_t>(group.size());
+  const size_t rounds = (batches.size() + ranks - 1) / ranks;
   MyRows mine;
   const Stopwatch clock;
   double last_line = 0;
-  size_t done = 0;
-  for (size_t b = static_cast<size_t>(rank); b < batches.size(); b += ranks) {
-    const std::vector<GeneratedRow> batch =
-        generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device);
-    progress.record(batch);
-    mine.rows.insert(mine.rows.end(), batch.begin(), batch.end());
-    ++done;
-    if (pending_stop_signal() != 0 && done < total) {
+  for (size_t round = 0; round < rounds; ++round) {
+    const size_t b = round * ranks + static_cast<size_t>(group.rank());
+    if (b < batches.size()) {
+      const std::vector<GeneratedRow> batch =
+          generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device);
+      progress.record(batch);
+      mine.rows.insert(mine.rows.end(), batch.begin(), batch.end());
+    }
+    const bool go_on = group.all("no stop signal after a batch", pending_stop_signal() == 0);
+    if (round + 1 == rounds) break;
+    if (!go_on) {
       mine.stopped = true;
       break;
     }
     const double now = clock.seconds();
-    if (now - last_line < kProgressEveryS || done == total) continue;
+    if (now - last_line < kProgressEveryS) continue;
     last_line = now;
-    spdlog::info("generate: {}/{} batches of this rank, {} rows, {:.0f} tokens/s, {:.0f} s left",
-                 done, total, mine.rows.size(), static_cast<double>(tokens_in(mine.rows)) / now,
-                 now / static_cast<double>(done) * static_cast<double>(total - done));
+    spdlog::info("generate: {}/{} rounds of batches, {:.0f} tokens/s on this rank, {:.0f} s left",
+                 round + 1, rounds, static_cast<double>(tokens_in(mine.rows)) / now,
+                 now / static_cast<double>(round + 1) * static_cast<double>(rounds - round - 1));
   }
   return mine;
 }
 
-// What chose the tokens: an earlier attempt's rows are kept only if it had the same.
-std::string settings_text(const std::string& checkpoint, int64_t step, const std::string& input,
-                          const GenerationOptions& o) {
+// What chose the tokens: an earlier attempt's rows are kept only if it had the same (the prompts'
+// content too, and whether the moving average's weights were taken).
+std::string settings_text(const std::string& checkpoint, int64_t step, bool moving_average,
+                          const Prompts& prompts, const GenerationOptions& o) {
   return fmt::format(
-      "checkpoint {}\nstep {}\ninput {}\nmax_new_tokens {}\ntemperature {}\ntop_k {}\n"
-      "top_p {}\nseed {}\nstop {}\nbatch_size {}\ncontext {}\nvocab {}\n",
-      std::filesystem::weakly_canonical(checkpoint).string(), step,
-      std::filesystem::absolute(input).string(), o.max_new_tokens, o.sampling.temperature,
-      o.sampling.top_k, o.sampling.top_p, o.sampling.seed, fmt::join(o.stop, ","), o.batch_size,
-      o.context, o.vocab);
+      "checkpoint {}\nstep {}\nmoving average {}\ninput {}\nprompts {:016x}\nmax_new_tokens {}\n"
+      "temperature {}\ntop_k {}\ntop_p {}\nseed {}\nstop {}\nbatch_size {}\ncontext {}\n"
+      "vocab {}\n",
+      std::filesystem::weakly_canonical(checkpoint).string(), step, moving_average,
+      std::filesystem::absolute(prompts.path()).string(), prompts.fingerprint(), o.max_new_tokens,
+      o.sampling.temperature, o.sampling.top_k, o.sampling.top_p, o.sampling.seed,
+      fmt::join(o.stop, ","), o.batch_size, o.context, o.vocab);
 }
 
-// The batches no earlier attempt finished (a batch is recorded whole).
+// The batches of which an earlier attempt did not finish every row.
 std::vector<std::vector<int64_t>> still_to_do(const std::vector<std::vector<int64_t>>& batches,
                                               const GenerationProgress& progress) {
   std::vector<std::vector<int64_t>> to_do;
   for (const auto& batch : batches) {
-    if (progress.done_before().count(batch.front()) == 0) to_do.push_back(batch);
+    if (!std::all_of(batch.begin(), batch.end(),
+                     [&](int64_t row) { return progress.done_before(row); })) {
+      to_do.push_back(batch);
+    }
   }
   return to_do;
 }
 
-// This attempt's rows and the earlier attempts', in row order.
-std::vector<GeneratedRow> with_earlier(std::vector<GeneratedRow> rows,
-                                       const GenerationProgress& progress) {
-  if (!progress.resumed()) return rows;
-  for (const auto& [row, done] : progress.done_before()) rows.push_back(done);
-  std::sort(rows.begin(), rows.end(),
-            [](const GeneratedRow& a, const GeneratedRow& b) { return a.row < b.row; });
-  return rows;
+// Rank 0: every row, this attempt's and the earlier attempts', in row order; true when they are
+// exactly rows 0 to `rows` - 1 (the other ranks: true).
+bool every_row(std::vector<GeneratedRow>& rows, const GenerationProgress& progress, int64_t count,
+               int rank) {
+  if (rank != 0) return true;
+  std::map<int64_t, GeneratedRow> by_row = progress.earlier_rows();
+  for (GeneratedRow& row : rows) by_row[row.row] = std::move(row);  // this attempt's first
+  rows.clear();
+  for (auto& [row, done] : by_row) rows.push_back(std::move(done));
+  return static_cast<int64_t>(rows.size()) == count &&
+         (rows.empty() || (rows.front().row == 0 && rows.back().row == count - 1));
+}
+
+// Refused before anything runs: an output that would replace the prompts or the checkpoint, and
+// more values than rank 0 gathers in one message (2^31 - 1).
+void check_paths_and_size(const std::string& input, const std::string& output,
+                          const std::string& checkpoint, const Prompts& prompts,
+                          const GenerationOptions& options) {
+  for (const std::string& kept : {input, checkpoint}) {
+    if (std::filesystem::weakly_canonical(output) == std::filesystem::weakly_canonical(kept)) {
+      throw ConfigError("generate: --output " + output + " would replace " + kept +
+                        ": name another file");
+    }
+  }
+  const double words =
+      static_cast<double>(prompts.rows()) * (3 + 2 * static_cast<double>(options.max_new_tokens));
+  if (words > static_cast<double>(std::numeric_limits<int>::max())) {
+    throw ConfigError(fmt::format(
+        "generate: {} prompts x generate.max_new_tokens = {} may make more values than rank 0 "
+        "gathers; split the prompts into files of fewer rows",
+        prompts.rows(), options.max_new_tokens));
+  }
+}
+
+// The line and the exit code of a job stopped by a signal, its rows kept.
+int stopped_by_signal(const std::string& output) {
+  const int signal = pending_stop_signal();
+  spdlog::info(
+      "generate: stopped by {}; the rows done are kept in {}.partial: the same command continues",
+      signal != 0 ? signal_name(signal) : "a signal to another rank", output);
+  return static_cast<int>(ExitCode::kStopped);
 }
 
 }  // namespace
@@ -222,39 +268,42 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const GenerationOptions options = generation_options(config, loaded.info);
   const Prompts prompts = Prompts::read(input);
   prompts.check_fit(options.vocab, options.context);
-  GenerationProgress progress(output, settings_text(checkpoint, loaded.step, input, options),
-                              group);
-  if (progress.resumed()) {
+  check_paths_and_size(input, output, checkpoint, prompts, options);
+  GenerationProgress progress(
+      output, settings_text(checkpoint, loaded.step, config.train.ema_decay > 0, prompts, options),
+      prompts.rows(), group);
+  if (progress.rows_done_before() > 0) {
     spdlog::info("generate: continuing: {} of {} rows were done before (kept in {}.partial)",
-                 progress.done_before().size(), prompts.rows(), output);
+                 progress.rows_done_before(), prompts.rows(), output);
   }
   const Stopwatch clock;
   const MyRows mine = generate_my_batches(
       loaded, prompts, still_to_do(plan_batches(prompts, options.batch_size), progress), options,
-      mpi.world_rank(), mpi.world_size(), progress);
-  if (!group.all("every batch generated", !mine.stopped)) {
-    const int signal = pending_stop_signal();
-    spdlog::info(
-        "generate: stopped by {}; the rows done are kept in {}.partial: the same command "
-        "continues",
-        signal != 0 ? signal_name(signal) : "a signal to another rank", output);
-    return static_cast<int>(ExitCode::kStopped);
-  }
+      progress, group);
+  if (mine.stopped) return stopped_by_signal(output);
   std::vector<GeneratedRow> done = gathered(mine.rows, group);  // rank 0: every rank's
-  if (group.rank() == 0) done = with_earlier(std::move(done), progress);
+  if (!group.all("every row generated", every_row(done, progress, prompts.rows(), group.rank()))) {
+    throw Error("generate: the rows generated and kept in " + output +
+                    ".partial are not every prompt's once: remove that folder and run again",
+                ExitCode::kInternal, Raised::kAllRanks);
+  }
   const int64_t tokens = group.max("generated token count", tokens_in(done));
   const double seconds = clock.seconds();
   write_generations(output, {checkpoint, loaded.step, input, options, config.generate.stop},
                     prompts.rows(), tokens, done, group);
   if (group.rank() == 0) progress.remove();
+  // Rank 0 prints: its count of the earlier attempts' tokens is the one that matters.
   int64_t earlier = 0;
-  for (const auto& [row, kept] : progress.done_before()) earlier += tokens_in({kept});
+  for (const auto& [row, kept] : progress.earlier_rows()) {
+    earlier += static_cast<int64_t>(kept.tokens.size());
+  }
+  const int64_t now = tokens - earlier;
   spdlog::info(
       "generate: {} prompts of {}, {} new tokens in {:.2f} s ({:.0f} tokens/s{}) on {} rank(s) "
       "with {} (step {}) -> {}",
-      prompts.rows(), input, tokens, seconds, static_cast<double>(tokens - earlier) / seconds,
-      earlier > 0 ? fmt::format("; {} tokens were made before", earlier) : "", mpi.world_size(),
-      checkpoint, loaded.step, output);
+      prompts.rows(), input, tokens, seconds, static_cast<double>(now) / seconds,
+      now < tokens ? fmt::format("; {} tokens were made before", tokens - now) : "",
+      mpi.world_size(), checkpoint, loaded.step, output);
   return 0;
 }
 

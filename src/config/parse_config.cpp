@@ -275,8 +275,8 @@ OptionTable make_table(Config& c) {
       .add("generate.max_new_tokens", &c.generate.max_new_tokens,
            "ddptrain generate: tokens generated per prompt at most", at_least(1))
       .add("generate.temperature", &c.generate.temperature,
-           "0 = greedy (the most likely token); above 0, logits divided by it and sampled",
-           non_negative())
+           "0 = greedy (the most likely token); above 0.001, logits divided by it and sampled",
+           off_or_above(0.001))
       .add("generate.top_k", &c.generate.top_k,
            "sample among the k most likely tokens only; 0 = all", at_least(0))
       .add("generate.top_p", &c.generate.top_p,

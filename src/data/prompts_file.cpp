@@ -79,6 +79,19 @@ void Prompts::check_fit(int64_t vocab, int64_t context) const {
   }
 }
 
+uint64_t Prompts::fingerprint() const {
+  // FNV-1a over the ids' and the offsets' bytes.
+  uint64_t hash = 14695981039346656037ULL;
+  auto add = [&hash](const void* data, size_t bytes) {
+    const auto* at = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) hash = (hash ^ at[i]) * 1099511628211ULL;
+  };
+  const torch::Tensor ids = tokens_.contiguous();
+  add(ids.data_ptr<int64_t>(), static_cast<size_t>(ids.numel()) * sizeof(int64_t));
+  add(offsets_.data(), offsets_.size() * sizeof(int64_t));
+  return hash;
+}
+
 torch::Tensor Prompts::row(int64_t row) const {
   return tokens_.narrow(0, offsets_[row], length(row));
 }

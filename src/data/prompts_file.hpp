@@ -30,6 +30,8 @@ class Prompts {
   // Prompt `row`'s ids, 1-D int64 (a view of the file's tokens).
   torch::Tensor row(int64_t row) const;
   const std::string& path() const { return path_; }
+  // A hash of every token id and offset: other prompts at the same path hash otherwise.
+  uint64_t fingerprint() const;
 
  private:
   void check_layout() const;

@@ -78,6 +78,40 @@ f = h5py.File(sys.argv[1], "r")
 assert list(f["offsets"][()]) == [0, 11, 13] and bytes(f["tokens"][()].astype("u1")) == b"Hello worldab"
 PY
 
+# Every prompt already fills the context: no new token (datasets of size 0), every row finish 2.
+"$python" - "$work/full.h5" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f["tokens"] = np.arange(64, dtype=np.int64) % 256
+    f["offsets"] = np.array([0, 32, 64], dtype=np.int64)
+PY
+"$ddptrain" generate "$gpt" --checkpoint "$checkpoint" --input "$work/full.h5" \
+  --output "$work/none.h5" >"$work/none.txt" 2>&1 || { cat "$work/none.txt"; fail "exit $?"; }
+"$python" -c "import h5py,sys; f=h5py.File(sys.argv[1]); assert f['tokens'].shape == (0,) and list(f['finish'][()]) == [2, 2] and list(f['offsets'][()]) == [0, 0, 0]" \
+  "$work/none.h5" || fail "prompts that fill the context: wrong file"
+"$ddptrain" inspect "$work/none.h5" >/dev/null || fail "inspect of a file of no new tokens failed"
+# More ranks than batches (3 ranks, 2 prompts of one length, batch_size 8): the same file.
+"$python" - "$work/two.h5" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f["tokens"] = np.array([5, 6, 7, 8, 9, 10], dtype=np.int64)
+    f["offsets"] = np.array([0, 3, 6], dtype=np.int64)
+PY
+for ranks in 1 3; do
+  "$mpiexec" -np $ranks --oversubscribe "$ddptrain" generate "$gpt" --checkpoint "$checkpoint" \
+    --input "$work/two.h5" --output "$work/two_$ranks.h5" --train.threads=1 \
+    >"$work/two_$ranks.txt" 2>&1 || { cat "$work/two_$ranks.txt"; fail "$ranks ranks, 2 prompts"; }
+done
+"$python" -c "import h5py,sys,numpy as np; a,b=(h5py.File(p) for p in sys.argv[1:]); assert all(np.array_equal(a[d][()], b[d][()]) for d in ('tokens','offsets','finish','logprobs'))" \
+  "$work/two_1.h5" "$work/two_3.h5" || fail "2 prompts on 3 ranks differ from 1 rank's"
+# Rows kept for other settings are not used: started afresh, with a warning.
+mkdir -p "$work/other.h5.partial" && echo "other settings" >"$work/other.h5.partial/settings.txt"
+"$ddptrain" generate "$gpt" --checkpoint "$checkpoint" --input "$work/two.h5" \
+  --output "$work/other.h5" >"$work/other.txt" 2>&1 || { cat "$work/other.txt"; fail "exit $?"; }
+grep -q "holds rows of other settings: starting afresh" "$work/other.txt" ||
+  fail "no warning for a partial folder of other settings: $(cat "$work/other.txt")"
+[[ -e $work/other.h5 && ! -e $work/other.h5.partial ]] || fail "no output, or the folder is left"
+
 # Text: a byte-level GPT (inputs/text_bytes.cfg, a few steps) on the GPL's bytes continues a line.
 "$ddptrain" make-data tokens --from-text /usr/share/common-licenses/GPL-3 --val-tokens 2000 \
   --output "$work/text.h5" >/dev/null
@@ -132,6 +166,16 @@ refused 3 "row 1 holds token id 300, outside the model's vocabulary of 256" "$wo
 bad_prompts too_long "list(range(40))" "[0, 1, 40]"
 refused 3 "row 1 has 39 tokens, more than the model's context of 32" "$work/too_long.h5"
 refused 3 "missing.h5" "$work/missing.h5"
+cp "$work/prompts.h5" "$work/same.h5"
+refused_in_place() {
+  local rc=0
+  message=$("$ddptrain" generate "$gpt" --checkpoint "$checkpoint" --input "$work/same.h5" \
+    --output "$work/same.h5" 2>&1 >/dev/null) || rc=$?
+  [[ $rc -eq 2 ]] || fail "exit $rc, not 2, for an output that is the input: $message"
+  expect_message "would replace"
+  cmp -s "$work/prompts.h5" "$work/same.h5" || fail "a refused generate replaced its input"
+}
+refused_in_place
 rc=0
 message=$("$ddptrain" generate "$deck" --checkpoint "$checkpoint" --input "$work/prompts.h5" \
   --output "$work/refused.h5" 2>&1 >/dev/null) || rc=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ddptrain generate stopped and continued: the finished file is the uninterrupted run's.
 #  - SIGUSR1 to both ranks of a 2-rank job: the batches in flight end, exit 75, the rows done
-#    kept in OUT.h5.partial/, no output; the same command on 3 ranks generates only the rest;
+#    kept in OUT.h5.partial/, no output; one rank's last frame then cut short and another's file
+#    given a zero-filled tail (a kill, a crash); the same command on 3 ranks generates the rest;
 #  - SIGKILL to one rank: the job ends; the same command on 2 ranks continues from the rows each
 #    rank had synced;
 #  - every dataset of both finished files equals an uninterrupted 3-rank run's, and the partial
@@ -52,6 +53,12 @@ wait "$launcher" || rc=$?
 grep -q "generate: stopped by SIGUSR1; the rows done are kept in .*out.h5.partial" \
   "$work/stopped.txt" || fail "no stop line: $(tail -3 "$work/stopped.txt")"
 [[ ! -e $work/out.h5 ]] || fail "a stopped job wrote its output"
+# What a kill or a crash can leave: one rank's last frame cut short, another's tail zero-filled.
+# Those batches are generated again; the rest is kept.
+files=("$work"/out.h5.partial/rows.*.bin)
+((${#files[@]} == 2)) || fail "not one file per rank: ${files[*]}"
+truncate -s -100 "${files[0]}"
+head -c 4096 /dev/zero >>"${files[1]}"
 (launch 3 "$work/out.h5") >"$work/continued.txt" 2>&1 ||
   { cat "$work/continued.txt"; fail "exit $?"; }
 grep -q "generate: continuing: [0-9]* of 1500 rows were done before" "$work/continued.txt" ||
