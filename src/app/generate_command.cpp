@@ -17,6 +17,7 @@
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
 #include "data/prompts_file.hpp"
+#include "generate/row_words.hpp"
 #include "io/generation_progress.hpp"
 #include "io/generations_writer.hpp"
 #include "setup/inference_model.hpp"
@@ -47,42 +48,17 @@ void check_can_generate(const Config& config, int world_size) {
   }
 }
 
-// This rank's rows as [row, finish, count, tokens...] ... and their log-probabilities, for the
-// gather to rank 0.
-std::pair<std::vector<int64_t>, std::vector<double>> packed(const std::vector<GeneratedRow>& rows) {
-  std::vector<int64_t> records;
-  std::vector<double> logprobs;
-  for (const GeneratedRow& row : rows) {
-    records.insert(records.end(), {row.row, static_cast<int64_t>(row.finish),
-                                   static_cast<int64_t>(row.tokens.size())});
-    records.insert(records.end(), row.tokens.begin(), row.tokens.end());
-    logprobs.insert(logprobs.end(), row.logprobs.begin(), row.logprobs.end());
-  }
-  return {records, logprobs};
-}
-
-// Every rank's rows on rank 0, in row order (nothing on the others).
-std::vector<GeneratedRow> gathered(const std::vector<GeneratedRow>& mine, HostGroup& group) {
-  const auto [records, logprobs] = packed(mine);
-  const std::vector<int64_t> all_records = group.gather("generated rows", records);
-  const std::vector<double> all_logprobs = group.gather("generated log-probabilities", logprobs);
+// Every rank's rows on rank 0, in no order (nothing on the others).
+std::vector<GeneratedRow> gathered(const std::vector<GeneratedRow>& mine, int64_t prompts,
+                                   HostGroup& group) {
+  std::vector<int64_t> words;
+  append_row_words(mine, words);
+  const std::vector<int64_t> all = group.gather("generated rows", words);
   std::vector<GeneratedRow> rows;
-  size_t at = 0;
-  size_t logprob = 0;
-  while (at < all_records.size()) {
-    GeneratedRow row;
-    row.row = all_records[at];
-    row.finish = static_cast<Finish>(all_records[at + 1]);
-    const auto count = static_cast<size_t>(all_records[at + 2]);
-    at += 3;
-    row.tokens.assign(all_records.begin() + at, all_records.begin() + at + count);
-    row.logprobs.assign(all_logprobs.begin() + logprob, all_logprobs.begin() + logprob + count);
-    at += count;
-    logprob += count;
-    rows.push_back(std::move(row));
+  if (!read_row_words(all.data(), all.size(), prompts, rows)) {
+    throw Error("generate: the rows gathered on rank 0 do not read back", ExitCode::kInternal,
+                Raised::kThisRank);
   }
-  std::sort(rows.begin(), rows.end(),
-            [](const GeneratedRow& a, const GeneratedRow& b) { return a.row < b.row; });
   return rows;
 }
 
@@ -281,7 +257,8 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       loaded, prompts, still_to_do(plan_batches(prompts, options.batch_size), progress), options,
       progress, group);
   if (mine.stopped) return stopped_by_signal(output);
-  std::vector<GeneratedRow> done = gathered(mine.rows, group);  // rank 0: every rank's
+  std::vector<GeneratedRow> done =
+      gathered(mine.rows, prompts.rows(), group);  // rank 0: every rank's
   if (!group.all("every row generated", every_row(done, progress, prompts.rows(), group.rank()))) {
     throw Error("generate: the rows generated and kept in " + output +
                     ".partial are not every prompt's once: remove that folder and run again",

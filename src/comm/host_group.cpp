@@ -72,9 +72,8 @@ std::vector<double> HostGroup::all_gather(std::string_view what, const std::vect
   return all;
 }
 
-template <class T>
-std::vector<T> HostGroup::gather_values(std::string_view what, const std::vector<T>& mine, int root,
-                                        MPI_Datatype type) {
+std::vector<int64_t> HostGroup::gather(std::string_view what, const std::vector<int64_t>& mine,
+                                       int root) {
   const Watchdog::Scope watched = watch_next(what);
   if (mine.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw Error(fmt::format("{}: {} values are more than one MPI message holds", what, mine.size()),
@@ -93,20 +92,10 @@ std::vector<T> HostGroup::gather_values(std::string_view what, const std::vector
     throw Error(fmt::format("{}: {} values are more than one MPI message holds", what, total),
                 ExitCode::kInternal, Raised::kThisRank);
   }
-  std::vector<T> all(static_cast<size_t>(total));
-  DDPT_CHECK_MPI(MPI_Gatherv(mine.data(), count, type, all.data(), counts.data(),
-                             displacements.data(), type, root, comm_.get()));
+  std::vector<int64_t> all(static_cast<size_t>(total));
+  DDPT_CHECK_MPI(MPI_Gatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(),
+                             displacements.data(), MPI_INT64_T, root, comm_.get()));
   return all;
-}
-
-std::vector<int64_t> HostGroup::gather(std::string_view what, const std::vector<int64_t>& mine,
-                                       int root) {
-  return gather_values(what, mine, root, MPI_INT64_T);
-}
-
-std::vector<double> HostGroup::gather(std::string_view what, const std::vector<double>& mine,
-                                      int root) {
-  return gather_values(what, mine, root, MPI_DOUBLE);
 }
 
 void HostGroup::barrier(std::string_view what) {

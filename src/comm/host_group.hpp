@@ -63,7 +63,6 @@ class HostGroup {
   // counts may differ.
   std::vector<int64_t> gather(std::string_view what, const std::vector<int64_t>& mine,
                               int root = 0);
-  std::vector<double> gather(std::string_view what, const std::vector<double>& mine, int root = 0);
   void barrier(std::string_view what);
 
  private:
@@ -71,9 +70,6 @@ class HostGroup {
   // Watches the collective about to start; the sequence number makes its name unique.
   Watchdog::Scope watch_next(std::string_view what);
   int64_t reduce(std::string_view what, int64_t mine, MPI_Op op);
-  template <class T>
-  std::vector<T> gather_values(std::string_view what, const std::vector<T>& mine, int root,
-                               MPI_Datatype type);
 
   MpiCommHandle comm_;
   int rank_ = 0;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "generate/row_words.hpp"
 #include "io/staged_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -37,29 +38,6 @@ int64_t checksum(const int64_t* words, size_t count) {
   return static_cast<int64_t>(hash);
 }
 
-// A payload's rows: row, finish, token count n, then n token ids and n log-probabilities (the
-// doubles' bits). False if the words are not such rows (of `rows` prompts).
-bool parse_rows(const int64_t* at, size_t words, int64_t rows, std::vector<GeneratedRow>& out) {
-  size_t i = 0;
-  while (i < words) {
-    if (words - i < 3) return false;
-    const int64_t n = at[i + 2];
-    if (at[i] < 0 || at[i] >= rows || at[i + 1] < 0 || at[i + 1] > 2 || n < 0 ||
-        static_cast<uint64_t>(n) > (words - i - 3) / 2) {
-      return false;
-    }
-    GeneratedRow row;
-    row.row = at[i];
-    row.finish = static_cast<Finish>(at[i + 1]);
-    row.tokens.assign(at + i + 3, at + i + 3 + n);
-    row.logprobs.resize(static_cast<size_t>(n));
-    std::memcpy(row.logprobs.data(), at + i + 3 + n, static_cast<size_t>(n) * sizeof(double));
-    out.push_back(std::move(row));
-    i += 3 + 2 * static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // The rows of a rank's file, frame by frame, up to the first frame that is not whole and sound.
 void read_frames(const std::filesystem::path& path, int64_t rows,
                  std::map<int64_t, GeneratedRow>& done) {
@@ -74,7 +52,7 @@ void read_frames(const std::filesystem::path& path, int64_t rows,
     const int64_t* first = at.data() + i + 2;
     std::vector<GeneratedRow> batch;
     if (first[payload] != checksum(first, static_cast<size_t>(payload)) ||
-        !parse_rows(first, static_cast<size_t>(payload), rows, batch)) {
+        !read_row_words(first, static_cast<size_t>(payload), rows, batch)) {
       return;
     }
     for (GeneratedRow& row : batch) done[row.row] = std::move(row);
@@ -144,16 +122,7 @@ GenerationProgress::GenerationProgress(const std::filesystem::path& output,
 
 void GenerationProgress::record(const std::vector<GeneratedRow>& batch) {
   std::vector<int64_t> words{kFrameMagic, 0};
-  for (const GeneratedRow& row : batch) {
-    words.insert(words.end(), {row.row, static_cast<int64_t>(row.finish),
-                               static_cast<int64_t>(row.tokens.size())});
-    words.insert(words.end(), row.tokens.begin(), row.tokens.end());
-    for (const double logprob : row.logprobs) {
-      int64_t bits = 0;
-      std::memcpy(&bits, &logprob, sizeof bits);
-      words.push_back(bits);
-    }
-  }
+  append_row_words(batch, words);
   words[1] = static_cast<int64_t>(words.size() - 2);
   words.push_back(checksum(words.data() + 2, words.size() - 2));
   std::ofstream out(mine_, std::ios::binary | std::ios::app);

@@ -14,8 +14,6 @@
 namespace ddpt {
 namespace {
 
-// The root attributes and the datasets' headers: a few KiB.
-constexpr int64_t kMetadataBytes = int64_t{64} << 10;
 // Per new token: its id and log-probability; per row: its offset and finish.
 constexpr int64_t kTokenBytes = sizeof(int64_t) + sizeof(float);
 constexpr int64_t kRowBytes = 2 * sizeof(int64_t);
@@ -69,8 +67,8 @@ void write_generations(const std::string& path, const GenerationsSource& source,
                        int64_t tokens, const std::vector<GeneratedRow>& done, HostGroup& group) {
   namespace schema = generations_schema;
   const StagedOutput output{fmt::format("generations '{}'", path)};
-  check_staged_space(path, tokens * kTokenBytes + (rows + 1) * kRowBytes + kMetadataBytes, group,
-                     output);
+  check_staged_space(path, tokens * kTokenBytes + (rows + 1) * kRowBytes + kStagedMetadataBytes,
+                     group, output);
   Columns columns = columns_of(done);
   {
     // A failed write can leave HDF5's ranks in different collectives of its close, where the

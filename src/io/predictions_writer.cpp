@@ -12,19 +12,13 @@
 #include "util/version.hpp"
 
 namespace ddpt {
-namespace {
-
-// The root attributes and the datasets' headers: a few KiB.
-constexpr int64_t kMetadataBytes = int64_t{64} << 10;
-
-}  // namespace
 
 void write_predictions(const std::string& path, const PredictionsSource& source, int64_t rows,
                        int64_t first, const torch::Tensor& predictions, HostGroup& group) {
   const StagedOutput output{fmt::format("predictions '{}'", path)};
   const int64_t row_bytes = predictions.size(1) * int64_t{sizeof(float)} +
                             (source.task == Task::kClassification ? int64_t{sizeof(int64_t)} : 0);
-  check_staged_space(path, rows * row_bytes + rows * row_bytes / 32 + kMetadataBytes, group,
+  check_staged_space(path, rows * row_bytes + rows * row_bytes / 32 + kStagedMetadataBytes, group,
                      output);
   {
     // A failed write can leave HDF5's ranks in different collectives of its close, where the

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -33,6 +34,9 @@ struct StagedOutput {
 // (h5/h5_lock.hpp).
 void write_staged_h5(const std::filesystem::path& final_path, MPI_Comm comm,
                      const StagedOutput& output, const std::function<void(H5File&)>& write);
+
+// What a small output file's root attributes and dataset headers take: a few KiB, rounded up.
+constexpr int64_t kStagedMetadataBytes = int64_t{64} << 10;
 
 // Collective over `group`, before write_staged_h5: rank 0 checks that `bytes` of disk fit in the
 // staging file of `final_path` by allocating them (io/disk_space.hpp), and every rank learns the
