@@ -78,6 +78,7 @@ std::string printable(const std::string& text) {
 // generate --prompt TEXT: one prompt, its bytes as token ids, continued by rank 0 and printed.
 int generate_from_text(std::vector<std::string> rest, const std::string& checkpoint,
                        const std::string& text, MpiEnv& mpi) {
+  log_messages_to_stderr();  // standard output holds the text alone
   const Config config = parse_config(rest);
   check_can_generate(config, /*world_size=*/1);
   const GenerationOptions options = generation_options(config, deck_data_info(config.data));

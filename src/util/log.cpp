@@ -23,9 +23,14 @@ class Console {
   void message(const char* text, size_t size) {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (shown_) erase();
-    std::fwrite(text, 1, size, stdout);
+    std::fwrite(text, 1, size, messages_);
     if (shown_) std::fwrite(status_.data(), 1, status_.size(), stdout);  // messages end in \n
+    std::fflush(messages_);
     std::fflush(stdout);
+  }
+  void send_messages_to(std::FILE* stream) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    messages_ = stream;
   }
   void show(const std::string& text) {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -53,6 +58,7 @@ class Console {
   }
 
   std::mutex mutex_;
+  std::FILE* messages_ = stdout;
   std::string status_;
   bool shown_ = false;
 };
@@ -101,6 +107,10 @@ void init_logging(int world_rank, const std::string& host) {
   }
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
+}
+
+void log_messages_to_stderr() {
+  console().send_messages_to(stderr);
 }
 
 void add_log_file(const std::string& path) {

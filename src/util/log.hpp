@@ -14,6 +14,9 @@ namespace ddpt {
 
 // Installs the default logger for this rank. Safe to call again (replaces it).
 void init_logging(int world_rank, const std::string& host);
+// Rank 0's messages go to standard error from here on, for a command whose standard output is
+// its product (generate --prompt prints the text alone).
+void log_messages_to_stderr();
 // Rank 0 also copies its output into a file (run.dir/log.txt). Other ranks: no-op.
 void add_log_file(const std::string& path);
 // Writes `message` at info level to the log files only (log.txt), not to the console: the

@@ -112,7 +112,8 @@ grep -q "holds rows of other settings: starting afresh" "$work/other.txt" ||
   fail "no warning for a partial folder of other settings: $(cat "$work/other.txt")"
 [[ -e $work/other.h5 && ! -e $work/other.h5.partial ]] || fail "no output, or the folder is left"
 
-# Text: a byte-level GPT (inputs/text_bytes.cfg, a few steps) on the GPL's bytes continues a line.
+# Text: a byte-level GPT (inputs/text_bytes.cfg, a few steps) on the GPL's bytes continues a line,
+# printed alone on standard output (messages such as LibTorch 2.6's oneDNN warning go to stderr).
 "$ddptrain" make-data tokens --from-text /usr/share/common-licenses/GPL-3 --val-tokens 2000 \
   --output "$work/text.h5" >/dev/null
 "$python" -c "import h5py,sys; f=h5py.File(sys.argv[1]); assert bytes(f['tokens'][:20].astype('u1')) == open('/usr/share/common-licenses/GPL-3','rb').read(20)" \
@@ -123,8 +124,8 @@ text_deck=(--data.path="$work/text.h5" --run.dir="$work/text_run" --train.thread
   { cat "$work/text_train.txt"; fail "training on text exited with $?"; }
 "$ddptrain" generate "$repo/inputs/text_bytes.cfg" "${text_deck[@]}" --model.n_layer=1 \
   --checkpoint "$work/text_run/checkpoints/latest" --prompt "This program is" \
-  --generate.max_new_tokens=20 --generate.stop=0 >"$work/text_out.txt" 2>&1 ||
-  { cat "$work/text_out.txt"; fail "generate --prompt exited with $?"; }
+  --generate.max_new_tokens=20 --generate.stop=0 >"$work/text_out.txt" 2>"$work/text_err.txt" ||
+  { cat "$work/text_out.txt" "$work/text_err.txt"; fail "generate --prompt exited with $?"; }
 [[ $(head -c 15 "$work/text_out.txt") == "This program is" && $(wc -c <"$work/text_out.txt") -gt 16 ]] ||
   fail "generate --prompt did not print the prompt and its continuation: $(cat "$work/text_out.txt")"
 rc=0
