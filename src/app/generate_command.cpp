@@ -11,6 +11,7 @@
 #include <map>
 
 #include "app/commands.hpp"
+#include "comm/make_communicator.hpp"
 #include "comm/watched_world.hpp"
 #include "config/command_flags.hpp"
 #include "config/deck_text.hpp"
@@ -22,6 +23,8 @@
 #include "io/generations_writer.hpp"
 #include "setup/inference_model.hpp"
 #include "setup/run_options.hpp"
+#include "setup/sharding.hpp"
+#include "util/byte_size.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/stop_signal.hpp"
@@ -35,16 +38,11 @@ const char* kGenerateUsage =
     "TEXT) [--section.key=value]";
 
 // What a deck must be for its checkpoint to generate: refused before anything is loaded.
-void check_can_generate(const Config& config, int world_size) {
+void check_can_generate(const Config& config) {
   if (deck_data_info(config.data).task != Task::kNextToken) {
     throw ConfigError(
         "generate needs a next-token model (a deck with data.type = tokens or synthetic_tokens); "
         "this deck's model predicts rows: use ddptrain predict");
-  }
-  if (config.ddp.zero == 3 && world_size > 1) {
-    throw ConfigError(
-        "generate does not shard the weights yet: set --ddp.zero=0 (every rank then holds the "
-        "whole model)");
   }
 }
 
@@ -80,7 +78,7 @@ int generate_from_text(std::vector<std::string> rest, const std::string& checkpo
                        const std::string& text, MpiEnv& mpi) {
   log_messages_to_stderr();  // standard output holds the text alone
   const Config config = parse_config(rest);
-  check_can_generate(config, /*world_size=*/1);
+  check_can_generate(config);
   const GenerationOptions options = generation_options(config, deck_data_info(config.data));
   if (options.vocab != 256) {
     throw ConfigError(fmt::format(
@@ -119,6 +117,47 @@ struct MyRows {
   bool stopped = false;            // a stop signal came before every batch was done (every rank)
 };
 
+// The checkpoint's model. With ddp.zero = 3 on more than one rank, each rank keeps a shard of the
+// parameters and every forward gathers each block's (a communicator for that alone); a line says
+// what a rank holds.
+struct GenerationModel {
+  std::unique_ptr<Communicator> comm;  // ZeRO-3's; outlives the model sharded over it
+  std::unique_ptr<InferenceModel> loaded;
+};
+
+GenerationModel load_generation_model(const Config& config, const std::string& checkpoint,
+                                      const Job& job, const WatchedWorld& watched) {
+  GenerationModel generation;
+  const int ranks = watched.group->size();
+  if (plan_sharding(config, ranks, job.device.device).parameters_sharded()) {
+    generation.comm = make_communicator(config.ddp.backend, job.device.device, MPI_COMM_WORLD,
+                                        watched.watchdog.get());
+  }
+  generation.loaded = std::make_unique<InferenceModel>(
+      load_inference_model(config, checkpoint, job, generation.comm.get()));
+  if (const ShardedParameters* units = generation.loaded->units.get()) {
+    spdlog::info(
+        "generate: ZeRO-3 over {} ranks: each holds {} of the parameters; gathered while they "
+        "run: the root unit ({}) and each block's unit (up to {}), the whole window each token",
+        ranks, human_bytes(units->held_bytes()), human_bytes(units->root_unit_bytes()),
+        human_bytes(units->largest_unit_bytes()));
+  }
+  return generation;
+}
+
+// ZeRO-3: the forwards every rank makes in round `round` (of batches.size() / ranks), the most
+// that any of the round's batches may need; 0 where each rank runs its own.
+int64_t lockstep_forwards(InferenceModel& loaded, const Prompts& prompts,
+                          const std::vector<std::vector<int64_t>>& batches, size_t round,
+                          size_t ranks, const GenerationOptions& options) {
+  if (!loaded.runnable().forwards_in_lockstep()) return 0;
+  int64_t most = 0;
+  for (size_t b = round * ranks; b < std::min(batches.size(), (round + 1) * ranks); ++b) {
+    most = std::max(most, most_forwards(prompts, batches[b], options));
+  }
+  return most;
+}
+
 // The batches dealt to `rank`: batch r x ranks + rank of round r, each recorded in `progress` as
 // it ends. Every rank takes part in every round, a batch or none, and the round ends with an
 // agreement on a stop signal: a signal to any rank stops every rank after that round, and no
@@ -135,9 +174,11 @@ MyRows generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
   double last_line = 0;
   for (size_t round = 0; round < rounds; ++round) {
     const size_t b = round * ranks + static_cast<size_t>(group.rank());
-    if (b < batches.size()) {
-      const std::vector<GeneratedRow> batch =
-          generate_batch(loaded.runnable(), prompts, batches[b], options, loaded.device);
+    const bool have = b < batches.size();
+    const std::vector<GeneratedRow> batch = generate_batch(
+        loaded.runnable(), prompts, have ? batches[b] : std::vector<int64_t>(), options,
+        loaded.device, lockstep_forwards(loaded, prompts, batches, round, ranks, options));
+    if (have) {
       progress.record(batch);
       mine.rows.insert(mine.rows.end(), batch.begin(), batch.end());
     }
@@ -237,11 +278,12 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const std::string input = take_required_flag(rest, "input", kGenerateUsage);
   const std::string output = take_required_flag(rest, "output", kGenerateUsage);
   const Config config = parse_config(rest);
-  check_can_generate(config, mpi.world_size());
+  check_can_generate(config);
   const Job job = set_up_job(config.train.threads);
   const WatchedWorld watched = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
   HostGroup& group = *watched.group;
-  InferenceModel loaded = load_inference_model(config, checkpoint, job, /*comm=*/nullptr);
+  const GenerationModel generation = load_generation_model(config, checkpoint, job, watched);
+  InferenceModel& loaded = *generation.loaded;
   const GenerationOptions options = generation_options(config, loaded.info);
   const Prompts prompts = Prompts::read(input);
   prompts.check_fit(options.vocab, options.context);

@@ -4,7 +4,8 @@
 // generates the batches dealt to it. A model with a cache of keys and values (the built-in GPT:
 // models/token_decoder.hpp) runs the prompts once and then one position per new token; any
 // other next-token model (TorchScript) runs the whole window for each new token (tokens [N, T]
-// -> logits [N, T, vocab]). Rows that have finished are left out of the next forwards.
+// -> logits [N, T, vocab]), as does a model sharded by ZeRO-3, in lockstep with the other ranks.
+// Rows that have finished are left out of the next forwards.
 #pragma once
 
 #include <torch/torch.h>
@@ -45,10 +46,17 @@ struct GeneratedRow {
 // one length.
 std::vector<std::vector<int64_t>> plan_batches(const Prompts& prompts, int64_t batch_size);
 
-// Continues the rows of `batch` (prompts of one length) with `model` on `device`; the results in
-// the batch's order.
+// The most forwards `batch` (prompts of one length) can take: one per new token.
+int64_t most_forwards(const Prompts& prompts, const std::vector<int64_t>& batch,
+                      const GenerationOptions& options);
+
+// Continues the rows of `batch` (prompts of one length; may be empty) with `model` on `device`;
+// the results in the batch's order. A model whose forwards run in lockstep over the ranks
+// (ZeRO-3: each gathers the parameters) makes `lockstep_forwards` forwards in all, the batch's
+// and then one-token forwards that count for nothing, so that every rank makes as many.
 std::vector<GeneratedRow> generate_batch(Model& model, const Prompts& prompts,
                                          const std::vector<int64_t>& batch,
-                                         const GenerationOptions& options, torch::Device device);
+                                         const GenerationOptions& options, torch::Device device,
+                                         int64_t lockstep_forwards = 0);
 
 }  // namespace ddpt

@@ -16,11 +16,11 @@ namespace ddpt {
 namespace {
 
 // log(sum(exp(values))) without overflow.
-double log_sum_exp(const std::vector<double>& values) {
-  const double top = *std::max_element(values.begin(), values.end());
+double log_sum_exp(const double* values, int64_t count) {
+  const double top = *std::max_element(values, values + count);
   if (!std::isfinite(top)) return top;
   double sum = 0;
-  for (const double v : values) sum += std::exp(v - top);
+  for (int64_t i = 0; i < count; ++i) sum += std::exp(values[i] - top);
   return top + std::log(sum);
 }
 
@@ -40,7 +40,7 @@ std::vector<double> sampling_weights(const std::vector<double>& logits,
   const auto vocab = static_cast<int64_t>(logits.size());
   std::vector<double> scaled(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) scaled[i] = logits[i] / options.temperature;
-  const double total = log_sum_exp(scaled);
+  const double total = log_sum_exp(scaled.data(), static_cast<int64_t>(scaled.size()));
   std::vector<double> weights(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) weights[i] = std::exp(scaled[i] - total);
   const bool cut_k = options.top_k > 0 && options.top_k < vocab;
@@ -70,12 +70,10 @@ double uniform_draw(int64_t seed, int64_t row, int64_t position) {
   return static_cast<double>((high << 26) | low) * 0x1p-53;
 }
 
-TokenChoice choose_token(const torch::Tensor& logits, const SamplingOptions& options, int64_t row,
-                         int64_t position) {
-  const torch::Tensor values = logits.detach().to(torch::kCPU, torch::kDouble).contiguous();
-  const double* data = values.data_ptr<double>();
-  const std::vector<double> row_logits(data, data + values.numel());
-  const double log_total = log_sum_exp(row_logits);
+TokenChoice choose_token(const double* logits, int64_t vocab, const SamplingOptions& options,
+                         int64_t row, int64_t position) {
+  const double* end = logits + vocab;
+  const double log_total = log_sum_exp(logits, vocab);
   if (!std::isfinite(log_total)) {
     throw Error(
         fmt::format("row {}: the model's logits at position {} are not finite", row, position),
@@ -83,9 +81,9 @@ TokenChoice choose_token(const torch::Tensor& logits, const SamplingOptions& opt
   }
   int64_t token = 0;
   if (options.temperature == 0) {
-    token = std::max_element(row_logits.begin(), row_logits.end()) - row_logits.begin();
+    token = std::max_element(logits, end) - logits;
   } else {
-    const std::vector<double> weights = sampling_weights(row_logits, options);
+    const std::vector<double> weights = sampling_weights(std::vector<double>(logits, end), options);
     const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
     const double target = uniform_draw(options.seed, row, position) * total;
     double cumulative = 0;
@@ -97,7 +95,13 @@ TokenChoice choose_token(const torch::Tensor& logits, const SamplingOptions& opt
       if (target < cumulative) break;
     }
   }
-  return {token, row_logits[token] - log_total};
+  return {token, logits[token] - log_total};
+}
+
+TokenChoice choose_token(const torch::Tensor& logits, const SamplingOptions& options, int64_t row,
+                         int64_t position) {
+  const torch::Tensor values = logits.detach().to(torch::kCPU, torch::kDouble).contiguous();
+  return choose_token(values.data_ptr<double>(), values.numel(), options, row, position);
 }
 
 }  // namespace ddpt

@@ -35,5 +35,8 @@ double uniform_draw(int64_t seed, int64_t row, int64_t position);
 // probabilities reach top_p, and one token drawn with uniform_draw.
 TokenChoice choose_token(const torch::Tensor& logits, const SamplingOptions& options, int64_t row,
                          int64_t position);
+// The same on `vocab` values in host memory (a row of a batch's logits, without a tensor each).
+TokenChoice choose_token(const double* logits, int64_t vocab, const SamplingOptions& options,
+                         int64_t row, int64_t position);
 
 }  // namespace ddpt

@@ -19,13 +19,10 @@ torch::Tensor product_result(const torch::Tensor& like, int64_t inner) {
   return inner > 0 ? torch::empty_like(like) : torch::zeros_like(like);
 }
 
-// y [M, out] = x [M, in] W^T + b on the CPU GEMM; bias may be undefined.
-torch::Tensor gemm_forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x_in,
-                           const torch::Tensor& weight_in, const torch::Tensor& bias) {
-  // Named for profilers (the backward shows as its autograd node; this forward would not show).
-  RECORD_FUNCTION("ddpt::linear_forward", std::vector<c10::IValue>());
-  const torch::Tensor x = x_in.contiguous();
-  const torch::Tensor weight = weight_in.contiguous();
+// y [M, out] = x [M, in] W^T + b on the CPU GEMM, for contiguous x and weight; bias may be
+// undefined.
+torch::Tensor gemm_product(const torch::Tensor& x, const torch::Tensor& weight,
+                           const torch::Tensor& bias) {
   const int64_t rows = x.size(0), in = x.size(1), out = weight.size(0);
   torch::Tensor y;
   float beta = 0.0f;
@@ -43,6 +40,16 @@ torch::Tensor gemm_forward(torch::autograd::AutogradContext* ctx, const torch::T
     cpu_sgemm(false, true, rows, out, in, 1.0f, x.data_ptr<float>(), in, weight.data_ptr<float>(),
               in, beta, y.data_ptr<float>(), out);
   }
+  return y;
+}
+
+torch::Tensor gemm_forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x_in,
+                           const torch::Tensor& weight_in, const torch::Tensor& bias) {
+  // Named for profilers (the backward shows as its autograd node; this forward would not show).
+  RECORD_FUNCTION("ddpt::linear_forward", std::vector<c10::IValue>());
+  const torch::Tensor x = x_in.contiguous();
+  const torch::Tensor weight = weight_in.contiguous();
+  torch::Tensor y = gemm_product(x, weight, bias);
   ctx->save_for_backward({x, weight});
   // The parameter itself (not a contiguous copy), whose .grad the backward may write into.
   if (weight_in.is_leaf() && weight_in.requires_grad()) ctx->saved_data["weight"] = weight_in;
@@ -134,6 +141,11 @@ class CpuGemmLinearNoBias : public torch::autograd::Function<CpuGemmLinearNoBias
 
 torch::Tensor gemm_linear(const torch::Tensor& x, const torch::Tensor& weight,
                           const torch::Tensor& bias) {
+  // Without gradients (evaluation, generation) the product alone: an autograd function's apply
+  // would still build its context and save the inputs, a cost that rivals a small layer's GEMM
+  // when generation runs one token per forward.
+  if (!torch::GradMode::is_enabled())
+    return gemm_product(x.contiguous(), weight.contiguous(), bias);
   return bias.defined() ? CpuGemmLinear::apply(x, weight, bias)
                         : CpuGemmLinearNoBias::apply(x, weight);
 }

@@ -6,6 +6,8 @@
 #   cluster_job TIMEOUT_S SBATCH_ARGS...
 #                           submits with sbatch, polls squeue every 0.2 s until the job has ended
 #                           (a requeued job is followed through to its final state); sets JOB_ID
+#                           and JOB_STATE; or in two: cluster_submit SBATCH_ARGS... (JOB_ID), then
+#                           cluster_wait TIMEOUT_S (JOB_STATE)
 #   job_field JOB_ID NAME   a field of `scontrol show job` (JobState, ExitCode, Restarts, ...)
 #   skip REASON / fail MESSAGE
 #
@@ -297,10 +299,19 @@ job_field() {
 # cluster_job TIMEOUT_S SBATCH_ARGS...: submit and wait until the job reached a final state.
 # Sets JOB_ID and JOB_STATE. Exits the test (fail) if the job outlives TIMEOUT_S.
 cluster_job() {
-  local timeout_s=$1 i state
+  local timeout_s=$1
   shift
+  cluster_submit "$@"
+  cluster_wait "$timeout_s"
+}
+# cluster_submit SBATCH_ARGS...: submits, sets JOB_ID, returns at once.
+cluster_submit() {
   JOB_ID=$(sbatch --parsable "$@") || fail "sbatch $*"
   JOB_ID=${JOB_ID%%;*}
+}
+# cluster_wait TIMEOUT_S: waits for job JOB_ID to end; sets JOB_STATE.
+cluster_wait() {
+  local timeout_s=$1 i state
   for ((i = 0; i < timeout_s * 5; i++)); do
     # -t all: ended jobs stay listed (for MinJobAge) instead of vanishing.
     state=$(squeue -h -t all -j"$JOB_ID" -o %T)

@@ -115,6 +115,39 @@ TEST(Linear, EmptyBatchesAndEmptyInputs) {
   EXPECT_TRUE(ddpt::linear(torch::randn({2, 0}), w0).eq(0).all().item<bool>());
 }
 
+// Without gradients (evaluation, generation) the product skips the autograd function: the same
+// values bit for bit as with gradients, for a 3-D and a transposed input, no bias, one row (whose
+// bias must still be left alone), under no_grad and under inference mode.
+TEST(Linear, WithoutGradientsTheSameProduct) {
+  if (!cpu_gemm_available()) GTEST_SKIP() << "built without a CPU GEMM: linear() is LibTorch's";
+  torch::manual_seed(9);
+  const torch::Tensor w = torch::randn({12, 10}).requires_grad_(true);
+  const torch::Tensor b = torch::randn({12}).requires_grad_(true);
+  const torch::Tensor bias_before = b.detach().clone();
+  const std::vector<torch::Tensor> inputs = {torch::randn({6, 10}), torch::randn({2, 3, 10}),
+                                             torch::randn({10, 6}).t(), torch::randn({1, 10})};
+  for (const torch::Tensor& x : inputs) {
+    for (const bool with_bias : {true, false}) {
+      const torch::Tensor bias = with_bias ? b : torch::Tensor();
+      const torch::Tensor graded = ddpt::linear(x, w, bias).detach();
+      torch::Tensor no_grad_y, inference_y;
+      {
+        const torch::NoGradGuard no_grad;
+        no_grad_y = ddpt::linear(x, w, bias);
+      }
+      {
+        const c10::InferenceMode inference;
+        inference_y = ddpt::linear(x, w, bias);
+      }
+      const std::string where = c10::str("x ", x.sizes(), ", bias ", with_bias);
+      EXPECT_FALSE(no_grad_y.requires_grad()) << where;
+      EXPECT_TRUE(torch::equal(no_grad_y, graded)) << "no_grad, " << where;
+      EXPECT_TRUE(torch::equal(inference_y, graded)) << "inference mode, " << where;
+    }
+  }
+  EXPECT_TRUE(torch::equal(b.detach(), bias_before)) << "the bias was written";
+}
+
 // Slots that hand over one tensor, once (as the reducer hands over a slot that holds nothing yet).
 class OneSlot final : public GradientSlots {
  public:

@@ -13,6 +13,7 @@
 #     run with train.loss_chunk = 2048, the chunked loss)
 #     (share/dev/gpu/gpt2_pytorch.py), and prints the table (tokens/s, MFU against the bf16
 #     matrix rate measured in the same call, peak GPU memory, checkpoint write time);
+#     then generation from that checkpoint, ddptrain and PyTorch eager with a KV cache;
 #  5. runs `ctest -L gpu` and FAILS if any of those tests skipped or did not run.
 # Everything lands in $OUT/report.txt (the summary) and the logs beside it.
 # Options: --configure-only (stop after cmake; checks the recipe on a machine without a GPU).
@@ -247,6 +248,23 @@ peak_memory "$logs/ddptrain_gpt2_zero3.log" timeout "$(limit 120)" "$prefix/usr/
   --checkpoint.keep_best=false --train.resume=none --ddp.zero=3 --run.dir=/tmp/gpt2_zero3 ||
   say "ddptrain GPT-2 ZeRO-3 on 2 ranks FAILED (ddptrain_gpt2_zero3.log)"
 grep -hE "ZeRO|memory|throughput|final loss|error" "$logs/ddptrain_gpt2_zero3.log" | tee -a "$report"
+pack
+# Generation with GPT-2 124M's shapes from run 2's checkpoint: ddptrain generate (KV cache) and
+# PyTorch eager with a KV cache (share/dev/bench/pytorch_generate.py) on the same 64 prompts of one
+# length, greedy, batch 16, 64 new tokens each, fp32: tokens/s of each (generate_speed.sh's GPU
+# counterpart). The vocabulary is the deck's padded 50304.
+for i in $(seq 64); do printf 'prompt %04d of the GPU generation check\n' "$i"; done >/tmp/prompts.txt
+"$build/bin/ddptrain" make-data prompts --from-text /tmp/prompts.txt --output /tmp/prompts.h5 \
+  >"$logs/generate.log" 2>&1
+timeout "$(limit 90)" "$build/bin/ddptrain" generate inputs/gpt2_small_16gpu.cfg \
+  --data.type=synthetic_tokens --data.samples=1024 --data.vocab=50257 \
+  --checkpoint /tmp/gpt2_run/checkpoints/latest --input /tmp/prompts.h5 --output /tmp/gen.h5 \
+  --generate.max_new_tokens=64 --generate.batch_size=16 >>"$logs/generate.log" 2>&1 ||
+  say "ddptrain generate FAILED (generate.log)"
+timeout "$(limit 90)" "$python" share/dev/bench/pytorch_generate.py \
+  /tmp/gpt2_run/checkpoints/latest /tmp/prompts.h5 50304 1024 12 12 768 64 16 --device cuda \
+  >>"$logs/generate.log" 2>&1 || say "PyTorch generation FAILED (generate.log)"
+grep -hE "^generate:|^pytorch:|error" "$logs/generate.log" | tee -a "$report"
 pack
 "$python" share/dev/gpu/gpt2_table.py "$logs" | tee -a "$report"
 grep -hE "device|precision|optimizer state|memory|step time|checkpoint:|error" "$logs"/ddptrain_gpt2_1.log |
