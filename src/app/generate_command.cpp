@@ -18,12 +18,14 @@
 #include "config/parse_config.hpp"
 #include "data/make_datasets.hpp"
 #include "data/prompts_file.hpp"
+#include "generate/generation_batch_size.hpp"
 #include "generate/row_words.hpp"
 #include "io/generation_progress.hpp"
 #include "io/generations_writer.hpp"
 #include "setup/inference_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
+#include "setup/test_faults.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -143,6 +145,14 @@ GenerationModel load_generation_model(const Config& config, const std::string& c
         human_bytes(units->largest_unit_bytes()));
   }
   return generation;
+}
+
+// generate.batch_size, found by trials where it is auto (0).
+int64_t batch_size_for(InferenceModel& loaded, const Prompts& prompts,
+                       const GenerationOptions& options, HostGroup& group) {
+  if (options.batch_size > 0) return options.batch_size;
+  return largest_generation_batch(loaded.runnable(), prompts, options, loaded.device, group,
+                                  faults_from_environment(group.rank())->trial_sample_limit());
 }
 
 // ZeRO-3: the forwards every rank makes in round `round` (of batches.size() / ranks), the most
@@ -284,9 +294,10 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   HostGroup& group = *watched.group;
   const GenerationModel generation = load_generation_model(config, checkpoint, job, watched);
   InferenceModel& loaded = *generation.loaded;
-  const GenerationOptions options = generation_options(config, loaded.info);
+  GenerationOptions options = generation_options(config, loaded.info);
   const Prompts prompts = Prompts::read(input);
   prompts.check_fit(options.vocab, options.context);
+  options.batch_size = batch_size_for(loaded, prompts, options, group);
   check_paths_and_size(input, output, checkpoint, prompts, options);
   GenerationProgress progress(
       output, settings_text(checkpoint, loaded.step, config.train.ema_decay > 0, prompts, options),

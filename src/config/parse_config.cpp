@@ -287,8 +287,11 @@ OptionTable make_table(Config& c) {
            "keys every draw with the row and the position: the same tokens on any rank count")
       .add("generate.stop", &c.generate.stop,
            "token ids that end a row, e.g. 10 or 10,0 (kept in the output); empty = none")
-      .add("generate.batch_size", &c.generate.batch_size,
-           "prompts of one length run in one forward", at_least(1));
+      .add_count_or_word("generate.batch_size", &c.generate.batch_size, &c.generate.batch_size_auto,
+                         "auto",
+                         "prompts of one length run in one forward; auto: the most that fit in GPU "
+                         "memory, found by trials",
+                         1);
   return t;
 }
 

@@ -92,13 +92,14 @@ struct CheckpointConfig {
 
 // `ddptrain generate`: how rows are continued (generate/sampling.hpp, generate/generation.hpp).
 struct GenerateConfig {
-  int64_t max_new_tokens = 64;  // tokens generated per prompt at most
-  double temperature = 0.0;     // 0 = greedy (the most likely token)
-  int64_t top_k = 0;            // sample among the k most likely tokens; 0 = all
-  double top_p = 1.0;           // sample among the most likely tokens of this much mass; 1 = all
-  int64_t seed = 1234;          // with the row and the position, keys every draw
-  std::string stop;             // token ids that end a row ("10,0"); empty = none
-  int64_t batch_size = 8;       // prompts per forward
+  int64_t max_new_tokens = 64;   // tokens generated per prompt at most
+  double temperature = 0.0;      // 0 = greedy (the most likely token)
+  int64_t top_k = 0;             // sample among the k most likely tokens; 0 = all
+  double top_p = 1.0;            // sample among the most likely tokens of this much mass; 1 = all
+  int64_t seed = 1234;           // with the row and the position, keys every draw
+  std::string stop;              // token ids that end a row ("10,0"); empty = none
+  int64_t batch_size = 8;        // prompts per forward (auto: 0 until generate finds it)
+  bool batch_size_auto = false;  // generate.batch_size = auto: the largest that fits in GPU memory
 };
 
 struct EvalConfig {

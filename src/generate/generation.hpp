@@ -23,7 +23,7 @@ struct GenerationOptions {
   SamplingOptions sampling;
   int64_t max_new_tokens = 64;
   std::vector<int64_t> stop;  // token ids that end a row (kept as its last token)
-  int64_t batch_size = 8;     // rows per forward
+  int64_t batch_size = 8;     // rows per forward; 0: generate.batch_size = auto, not yet found
   int64_t context = 0;        // the model's window: a row ends once it holds this many tokens
   int64_t vocab = 0;          // token ids the model knows
 };

@@ -56,14 +56,6 @@ class TrialUndo {
   std::vector<torch::Tensor> buffers_;
 };
 
-// Gives the caching allocator's free blocks back to the device: after a failed trial, so the next
-// one is not refused for fragments; after the search, so training starts from an empty cache.
-void release_cached_device_memory([[maybe_unused]] const torch::Device& device) {
-#ifdef DDPTRAIN_TORCH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
-#endif
-}
-
 // This rank's answer for one size.
 bool trial_fits(Trainer& trainer, int64_t batch, const std::optional<int64_t>& simulated,
                 const torch::Device& device) {
@@ -81,6 +73,12 @@ bool trial_fits(Trainer& trainer, int64_t batch, const std::optional<int64_t>& s
 }
 
 }  // namespace
+
+void release_cached_device_memory([[maybe_unused]] const torch::Device& device) {
+#ifdef DDPTRAIN_TORCH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+}
 
 std::string BatchSizeTrials::text() const {
   std::string tried;

@@ -40,6 +40,10 @@ struct BatchSizeTrials {
 // between the largest size that fitted and the smallest that did not. About 2 log2(answer) calls.
 BatchSizeTrials search_largest_batch(int64_t limit, const std::function<bool(int64_t)>& fits);
 
+// Gives the caching allocator's free blocks back to the device (CUDA; nothing elsewhere): after a
+// failed trial, so that the next one is not refused for fragments, and after a search.
+void release_cached_device_memory(const torch::Device& device);
+
 // Collective over `group` and `comm`, for train.batch_size = auto: the largest batch size per
 // rank whose trial step fitted on every rank. After each trial the ranks agree (the smallest
 // answer wins), so all of them try the same sizes and end with the same one. The trial trainer is

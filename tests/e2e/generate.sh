@@ -6,6 +6,8 @@
 #    0.8, top_k 40, top_p 0.95): draws keyed by (seed, row, position), batches from the prompts;
 #  - ddp.zero = 3 at 3 ranks (each rank a third of the weights, every block gathered in lockstep,
 #    the whole window each token): the same tokens and /finish, log-probabilities within 1e-5;
+#  - generate.batch_size = auto: the trials (a test's memory limit of 3 rows, on the CPU) settle on
+#    3, and the file is that of batch_size = 3; refused on the CPU without it, and with ZeRO-3;
 #  - generate.stop ends a row at its stop token (finish 1), the token kept;
 #  - make-data prompts --from-text: one prompt a line, bytes as ids;
 #  - bad input: one line, the exit code, nothing under the output's name.
@@ -87,6 +89,39 @@ f = h5py.File(f"{sys.argv[1]}/stopped.h5", "r")
 first = f["tokens"][f["offsets"][0]:f["offsets"][1]]
 assert f["finish"][0] == 1 and first[-1] == int(sys.argv[2]) and list(first).count(first[-1]) == 1, first
 PY
+# generate.batch_size = auto: trials against a simulated memory limit of 3 rows on the CPU.
+generate_with() {  # NAME [OPTION...]: 2 ranks, greedy, the options given
+  local name=$1
+  shift
+  "$mpiexec" -np 2 --oversubscribe "$ddptrain" generate "$gpt" --checkpoint "$checkpoint" \
+    --input "$work/prompts.h5" --output "$work/$name.h5" --train.threads=1 \
+    --generate.max_new_tokens=12 "$@" >"$work/$name.txt" 2>&1
+}
+DDPTRAIN_TEST_BATCH_LIMIT=3 generate_with auto --generate.batch_size=auto ||
+  { cat "$work/auto.txt"; fail "generate.batch_size = auto exited with $?"; }
+grep -q "generate.batch_size = auto: 3 (tried 1 2 4x 3; x: did not fit)" "$work/auto.txt" ||
+  fail "auto did not settle on 3: $(cat "$work/auto.txt")"
+generate_with three --generate.batch_size=3 || { cat "$work/three.txt"; fail "batch_size 3"; }
+"$python" - "$work/auto.h5" "$work/three.h5" <<'PY' || fail "auto's file is not batch_size 3's"
+import sys, h5py, numpy as np
+auto, three = (h5py.File(p, "r") for p in sys.argv[1:3])
+for name in ("tokens", "offsets", "finish", "logprobs"):
+    assert np.array_equal(auto[name][()], three[name][()]), name
+assert auto.attrs["batch_size"] == 3, auto.attrs["batch_size"]
+PY
+rc=0
+generate_with auto_cpu --generate.batch_size=auto || rc=$?
+message=$(cat "$work/auto_cpu.txt")
+[[ $rc -eq 2 ]] || fail "exit $rc, not 2, for batch_size = auto on the CPU: $message"
+expect_message "option 'generate.batch_size' = auto finds the most prompts per forward that fit" \
+  "this run is on cpu: set a number"
+rc=0
+DDPTRAIN_TEST_BATCH_LIMIT=3 generate_with auto_zero3 --generate.batch_size=auto --ddp.zero=3 || rc=$?
+message=$(cat "$work/auto_zero3.txt")
+[[ $rc -eq 2 ]] || fail "exit $rc, not 2, for batch_size = auto with ZeRO-3: $message"
+expect_message "does not go with ddp.zero = 3 on more than one rank"
+[[ ! -e $work/auto_cpu.h5 && ! -e $work/auto_zero3.h5 ]] || fail "a refused generate wrote its output"
+
 printf 'Hello world\n\nab\n' >"$work/lines.txt"
 "$ddptrain" make-data prompts --from-text "$work/lines.txt" --output "$work/lines.h5" >/dev/null
 "$python" - "$work/lines.h5" <<'PY' || fail "make-data prompts wrote the wrong layout"
