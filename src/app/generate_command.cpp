@@ -144,6 +144,10 @@ GenerationModel load_generation_model(const Config& config, const std::string& c
         ranks, human_bytes(units->held_bytes()), human_bytes(units->root_unit_bytes()),
         human_bytes(units->largest_unit_bytes()));
   }
+  spdlog::info("generate: {}", generation.loaded->runnable().decoder(1, 1)
+                                   ? "each new token one position's forward (a cache of keys "
+                                     "and values)"
+                                   : "the whole window's forward for each new token (no cache)");
   return generation;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <unordered_set>
 
+#include <fmt/format.h>
 #include <torch/csrc/jit/api/function_impl.h>
 
 #include "util/error.hpp"
@@ -26,7 +27,56 @@ std::vector<NamedTensor> each_tensor_once(const Items& items) {
   return out;
 }
 
+// A module's exported cached step: make_cache(rows, capacity) once, decode(tokens, cache, start)
+// per step. The cache's dimension 1 is the row, so rows move without knowing the rest of it.
+class TorchScriptDecoder final : public TokenDecoder {
+ public:
+  TorchScriptDecoder(torch::jit::Module& module, const std::string& path, int64_t rows,
+                     int64_t capacity)
+      : module_(module), path_(path) {
+    const c10::IValue cache = module_.run_method("make_cache", rows, capacity);
+    if (!cache.isTensor() || cache.toTensor().dim() < 2 || cache.toTensor().size(1) < rows) {
+      throw DataError(fmt::format("TorchScript model '{}': make_cache({}, {}) must return a tensor "
+                                  "whose dimension 1 holds the rows",
+                                  path_, rows, capacity),
+                      Raised::kAllRanks);
+    }
+    cache_ = cache.toTensor();
+  }
+  torch::Tensor step(const torch::Tensor& tokens) override {
+    const c10::IValue logits = module_.run_method("decode", tokens, cache_, length_);
+    if (!logits.isTensor() || logits.toTensor().dim() != 2 ||
+        logits.toTensor().size(0) != tokens.size(0)) {
+      throw DataError(fmt::format("TorchScript model '{}': decode must return logits [rows, "
+                                  "vocab] for tokens [rows, T]",
+                                  path_),
+                      Raised::kAllRanks);
+    }
+    length_ += tokens.size(1);
+    return logits.toTensor();
+  }
+  void keep_rows(const std::vector<int64_t>& kept) override {
+    // Ascending, so row kept[i] >= i: each copy reads a row no earlier copy has written.
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (kept[i] != static_cast<int64_t>(i)) {
+        cache_.select(1, static_cast<int64_t>(i)).copy_(cache_.select(1, kept[i]));
+      }
+    }
+  }
+
+ private:
+  torch::jit::Module& module_;
+  std::string path_;
+  torch::Tensor cache_;
+  int64_t length_ = 0;  // positions cached
+};
+
 }  // namespace
+
+std::unique_ptr<TokenDecoder> TorchScriptModel::decoder(int64_t rows, int64_t capacity) {
+  if (!module_.find_method("make_cache") || !module_.find_method("decode")) return nullptr;
+  return std::make_unique<TorchScriptDecoder>(module_, path_, rows, capacity);
+}
 
 TorchScriptModel::TorchScriptModel(const std::string& path) : path_(path) {
   if (!std::filesystem::is_regular_file(path)) {

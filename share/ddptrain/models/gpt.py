@@ -15,7 +15,12 @@ moves between the two:
   lm_head                    only when untied (Linear(n_embd, vocab), no bias); tied by default:
                              logits = x @ wte.weight^T
 
-forward(tokens: int64 [N, T]) -> logits [N, T, vocab], T <= block. Causal self-attention is
+forward(tokens: int64 [N, T]) -> logits [N, T, vocab], T <= block. For `ddptrain generate` the
+module also exports a cached step (design.md, "A TorchScript model's cached step"):
+make_cache(rows, capacity) -> a tensor [2 n_layer, rows, n_head, capacity, head_dim] (dimension 1
+is the row), and decode(tokens [N, T], cache, start) -> logits of each row's last token [N,
+vocab], the tokens at positions start.. with every layer's keys and values written into the cache
+and attended to with those before. Causal self-attention is
 written out (torch 1.13 has no scaled_dot_product_attention). Initialisation as nanoGPT: Linear
 and Embedding weights N(0, 0.02), biases 0, each block's two c_proj weights
 N(0, 0.02 / sqrt(2 n_layer)), LayerNorm weight 1 and bias 0.
@@ -65,6 +70,23 @@ class CausalSelfAttention(nn.Module):
         self.attn_dropout = dropout_layer(dropout)
         self.resid_dropout = dropout_layer(dropout)
 
+    @torch.jit.export
+    def decode(self, x: torch.Tensor, cache: torch.Tensor, layer: int, start: int) -> torch.Tensor:
+        """forward for positions start.. of x's rows, with layer `layer`'s keys and values cached."""
+        n, t, c = x.size(0), x.size(1), x.size(2)
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        q = q.view(n, t, self.n_head, self.head_dim).transpose(1, 2)
+        end = start + t
+        cache[2 * layer, :n, :, start:end] = k.view(n, t, self.n_head, self.head_dim).transpose(1, 2)
+        cache[2 * layer + 1, :n, :, start:end] = v.view(n, t, self.n_head, self.head_dim).transpose(1, 2)
+        keys, values = cache[2 * layer, :n, :, :end], cache[2 * layer + 1, :n, :, :end]
+        att = (q @ keys.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
+        if t > 1:  # the prompt: causal among its positions (a new token sees all cached ones)
+            future = torch.ones(t, end, dtype=torch.bool, device=x.device).triu(start + 1)
+            att = att.masked_fill(future, float("-inf"))
+        y = (F.softmax(att, dim=-1) @ values).transpose(1, 2).contiguous().view(n, t, c)
+        return self.c_proj(y)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n, t, c = x.size(0), x.size(1), x.size(2)
         q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
@@ -104,6 +126,11 @@ class Block(nn.Module):
         x = x + self.attn(self.ln_1(x))
         return x + self.mlp(self.ln_2(x))
 
+    @torch.jit.export
+    def decode(self, x: torch.Tensor, cache: torch.Tensor, layer: int, start: int) -> torch.Tensor:
+        x = x + self.attn.decode(self.ln_1(x), cache, layer, start)
+        return x + self.mlp(self.ln_2(x))
+
 
 class GPT(nn.Module):
     def __init__(self, vocab: int, block: int, n_layer: int, n_head: int, n_embd: int,
@@ -131,6 +158,36 @@ class GPT(nn.Module):
         if isinstance(module, nn.LayerNorm):
             nn.init.ones_(module.weight)
             nn.init.zeros_(module.bias)
+
+    @torch.jit.export
+    def make_cache(self, rows: int, capacity: int) -> torch.Tensor:
+        """Every layer's keys and values for `rows` rows of `capacity` positions (dimension 1: the
+        row), allocated once for a batch by `ddptrain generate`."""
+        weight = self.wte.weight
+        n_head = self.h[0].attn.n_head if len(self.h) > 0 else 1
+        head_dim = weight.size(1) // n_head
+        return torch.empty([2 * len(self.h), rows, n_head, capacity, head_dim], dtype=weight.dtype,
+                           device=weight.device)
+
+    @torch.jit.export
+    def decode(self, tokens: torch.Tensor, cache: torch.Tensor, start: int) -> torch.Tensor:
+        """The logits of each row's last token [N, vocab] after `tokens` [N, T] at positions
+        start..start + T, every layer's keys and values written into `cache` and attended to with
+        the `start` positions cached before."""
+        t = tokens.size(1)
+        if start + t > self.block:
+            raise ValueError("positions beyond the model's block (position table)")
+        pos = torch.arange(start, start + t, dtype=torch.long, device=tokens.device)
+        x = self.wte(tokens) + self.wpe(pos)
+        layer = 0
+        for block in self.h:
+            x = block.decode(x, cache, layer, start)
+            layer += 1
+        x = self.ln_f(x[:, -1])
+        lm_head = self.lm_head
+        if lm_head is not None:
+            return lm_head(x)
+        return F.linear(x, self.wte.weight)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         t = tokens.size(1)
