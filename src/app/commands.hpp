@@ -18,6 +18,7 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int predict_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int eval_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int generate_command(const std::vector<std::string>& args, MpiEnv& mpi);
+int export_command(const std::vector<std::string>& args, MpiEnv& mpi);
 int bench_command(const std::vector<std::string>& args, MpiEnv& mpi);
 // make-data's own options, for --help.
 std::string make_data_help();

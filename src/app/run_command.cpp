@@ -35,6 +35,11 @@ std::string usage() {
          "  generate DECK --checkpoint PATH --prompt TEXT\n"
          "                                        a byte-level model (vocabulary 256) continues\n"
          "                                        TEXT, printed\n"
+         "  export DECK --checkpoint PATH --output DIR [--weights trained|average]\n"
+         "                                        the checkpoint's model as DIR/model.safetensors\n"
+         "                                        (and, for the built-in GPT, config.json as\n"
+         "                                        Hugging Face's GPT-2); average: the moving\n"
+         "                                        average (the default where the run kept one)\n"
          "  make-data KIND --output FILE [...]    write a synthetic classification, regression or\n"
          "                                        tokens dataset, or prompts from a text, as HDF5\n"
          "                                        (see make-data --help)\n"
@@ -95,11 +100,13 @@ int run_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   if (command == "eval") return eval_command(rest, mpi);
   if (command == "predict") return predict_command(rest, mpi);
   if (command == "generate") return generate_command(rest, mpi);
+  if (command == "export") return export_command(rest, mpi);
   if (command == "make-data") return make_data_command(rest, mpi);
   if (command == "bench") return bench_command(rest, mpi);
   throw ConfigError(
       "unknown command '" + command +
-      "' (commands: train, eval, predict, generate, make-data, info, inspect, bench; see "
+      "' (commands: train, eval, predict, generate, export, make-data, info, inspect, bench; "
+      "see "
       "--help)");
 }
 

@@ -1,0 +1,141 @@
+// ddptrain export DECK --checkpoint PATH --output DIR [--weights trained|average]: a checkpoint's
+// model as DIR/model.safetensors for the tools that serve models (Hugging Face transformers, vLLM,
+// llama.cpp's converters), and for the built-in GPT a config.json in Hugging Face's GPT-2 form, so
+// that GPT2LMHeadModel.from_pretrained(DIR) takes it: GPT-2's names (the built-in GPT's own), its
+// four Conv1D weights per block stored [in, out] (a Linear's transposed), no lm_head when tied.
+// Other models: the names and values of their own parameters and buffers.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "app/commands.hpp"
+#include "config/command_flags.hpp"
+#include "config/parse_config.hpp"
+#include "io/safetensors_writer.hpp"
+#include "io/staged_file.hpp"
+#include "runtime/job.hpp"
+#include "setup/inference_model.hpp"
+#include "util/byte_size.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+const char* kExportUsage =
+    "ddptrain export DECK --checkpoint PATH --output DIR [--weights trained|average]";
+
+bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// GPT-2 keeps these four as Conv1D weights, [in, out]; the built-in GPT as Linear ones, [out, in].
+bool conv1d_weight(const std::string& name) {
+  for (const char* end :
+       {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
+    if (ends_with(name, end)) return true;
+  }
+  return false;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> exported_tensors(Model& model, bool gpt) {
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const NamedTensor& p : model.named_parameters()) {
+    tensors.emplace_back(p.name, gpt && conv1d_weight(p.name) ? p.tensor.t() : p.tensor);
+  }
+  for (const NamedTensor& b : model.named_buffers()) tensors.emplace_back(b.name, b.tensor);
+  return tensors;
+}
+
+// Hugging Face's GPT2Config for the built-in GPT (exact GELU: "gelu"; LibTorch's layer norms:
+// epsilon 1e-5).
+std::string gpt2_config_json(const Config& config, const torch::Tensor& wte,
+                             const torch::Tensor& wpe) {
+  const ModelConfig& m = config.model;
+  const int64_t vocab = wte.size(0);
+  return fmt::format(
+      "{{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
+      "  \"vocab_size\": {},\n  \"n_positions\": {},\n  \"n_ctx\": {},\n  \"n_embd\": {},\n"
+      "  \"n_layer\": {},\n  \"n_head\": {},\n  \"n_inner\": null,\n"
+      "  \"activation_function\": \"gelu\",\n  \"layer_norm_epsilon\": 1e-05,\n"
+      "  \"resid_pdrop\": {},\n  \"embd_pdrop\": {},\n  \"attn_pdrop\": {},\n"
+      "  \"initializer_range\": 0.02,\n  \"scale_attn_weights\": true,\n"
+      "  \"tie_word_embeddings\": {},\n{}  \"torch_dtype\": \"float32\"\n}}\n",
+      vocab, wpe.size(0), wpe.size(0), wte.size(1), m.n_layer, m.n_head, m.dropout, m.dropout,
+      m.dropout, m.tie ? "true" : "false",
+      vocab >= 50257 ? "  \"bos_token_id\": 50256,\n  \"eos_token_id\": 50256,\n" : "");
+}
+
+void write_text_file(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path staged = staging_path(path);
+  {
+    std::ofstream out(staged, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out || sync_to_disk(staged) != 0) {
+      std::filesystem::remove(staged);
+      throw DataError("cannot write " + path.string(), Raised::kThisRank);
+    }
+  }
+  publish_staged(path);
+}
+
+std::filesystem::path output_directory(const std::string& output) {
+  const std::filesystem::path dir(output);
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    throw ConfigError("export --output '" + output + "' is a file, not a directory");
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw ConfigError("export --output '" + output + "': cannot make the directory (" +
+                      ec.message() + ")");
+  }
+  return dir;
+}
+
+}  // namespace
+
+int export_command(const std::vector<std::string>& args, MpiEnv& mpi) {
+  std::vector<std::string> rest = args;
+  const std::string checkpoint = take_required_flag(rest, "checkpoint", kExportUsage);
+  const std::string output = take_required_flag(rest, "output", kExportUsage);
+  const std::string weights = take_flag(rest, "weights");
+  if (!weights.empty() && weights != "trained" && weights != "average") {
+    throw ConfigError("option '--weights' must be trained or average, not '" + weights + "'");
+  }
+  Config config = parse_config(rest);
+  if (weights == "average" && config.train.ema_decay <= 0) {
+    throw ConfigError(
+        "export --weights=average: the deck kept no moving average (train.ema_decay = 0)");
+  }
+  // The moving average where the run kept one, as eval and predict take it, unless asked not to.
+  if (weights == "trained") config.train.ema_decay = 0;
+  if (mpi.world_rank() != 0) return 0;  // one process writes
+  const std::filesystem::path dir = output_directory(output);
+  const Job job = set_up_job(config.train.threads);
+  InferenceModel loaded = load_inference_model(config, checkpoint, job, /*comm=*/nullptr);
+  const bool gpt = config.model.type == ModelType::kGpt;
+  const auto tensors = exported_tensors(*loaded.model, gpt);
+  const std::string kind = config.train.ema_decay > 0 ? "moving average" : "trained";
+  write_safetensors((dir / "model.safetensors").string(), tensors,
+                    {{"format", "pt"},
+                     {"ddptrain_checkpoint", checkpoint},
+                     {"ddptrain_step", std::to_string(loaded.step)},
+                     {"ddptrain_weights", kind}});
+  int64_t bytes = 0;
+  for (const auto& [name, t] : tensors) bytes += t.numel() * static_cast<int64_t>(t.element_size());
+  if (gpt) {
+    std::map<std::string, torch::Tensor> by_name(tensors.begin(), tensors.end());
+    write_text_file(dir / "config.json",
+                    gpt2_config_json(config, by_name.at("wte.weight"), by_name.at("wpe.weight")));
+  }
+  spdlog::info("export: {} tensors ({}) of {} (step {}, {} weights) -> {}{}", tensors.size(),
+               human_bytes(bytes), checkpoint, loaded.step, kind,
+               (dir / "model.safetensors").string(), gpt ? " and config.json (GPT-2's form)" : "");
+  return 0;
+}
+
+}  // namespace ddpt
