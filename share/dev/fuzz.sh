@@ -4,7 +4,7 @@
 # tests/fuzz/corpus/<target>, and prints per target: runs, executions per second, new corpus
 # units, crashes. Fails (exit 1) if any target found a crash, hang, sanitizer report, runaway
 # allocation or contract violation; its input is then in build/fuzz/artifacts/<target>/.
-# Usage: share/dev/fuzz.sh [SECONDS] [TARGET...]     (targets: all five when none is named)
+# Usage: share/dev/fuzz.sh [SECONDS] [TARGET...]     (targets: all six when none is named)
 # Safe to run again (and two at a time: the build step is serialised): it reuses the build and
 # grows the working corpus in build/fuzz/corpus/<target>; the seeds in tests/ are never changed.
 set -euo pipefail
@@ -14,7 +14,7 @@ seconds=${1:-600}
 shift || true
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_config fuzz_checkpoint fuzz_data_file
-                                       fuzz_metrics_resume fuzz_inspect)
+                                       fuzz_metrics_resume fuzz_inspect fuzz_safetensors)
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2; }
 
 # clang and its libFuzzer, installed when missing: Debian 12's clang-14, Debian 13's clang-19

@@ -31,7 +31,7 @@ for arg in "$@"; do
 done
 
 # Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
-# spdlog/fmt, OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
+# spdlog/fmt, nlohmann/json (the safetensors header), OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
 # oneDNN's headers (the built-in models' CPU products, src/models/cpu_gemm.hpp; LibTorch already
 # depends on its library), ccache. Where LibTorch with CUDA (libtorch-cuda-dev, Debian 13) is installed it stands in for
 # the CPU one: the two conflict.
@@ -42,7 +42,7 @@ packages=(
   libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev
   libgtest-dev googletest
-  libspdlog-dev libfmt-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev
 )
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 read -r -a extra_packages <<<"${DDPTRAIN_EXTRA_PACKAGES:-}"

@@ -16,6 +16,7 @@
 #include "config/parse_config.hpp"
 #include "io/safetensors_writer.hpp"
 #include "io/staged_file.hpp"
+#include "models/gpt2_layout.hpp"
 #include "runtime/job.hpp"
 #include "setup/inference_model.hpp"
 #include "util/byte_size.hpp"
@@ -27,23 +28,10 @@ namespace {
 const char* kExportUsage =
     "ddptrain export DECK --checkpoint PATH --output DIR [--weights trained|average]";
 
-bool ends_with(const std::string& text, const std::string& end) {
-  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
-// GPT-2 keeps these four as Conv1D weights, [in, out]; the built-in GPT as Linear ones, [out, in].
-bool conv1d_weight(const std::string& name) {
-  for (const char* end :
-       {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
-    if (ends_with(name, end)) return true;
-  }
-  return false;
-}
-
 std::vector<std::pair<std::string, torch::Tensor>> exported_tensors(Model& model, bool gpt) {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const NamedTensor& p : model.named_parameters()) {
-    tensors.emplace_back(p.name, gpt && conv1d_weight(p.name) ? p.tensor.t() : p.tensor);
+    tensors.emplace_back(p.name, gpt && gpt2_conv1d_weight(p.name) ? p.tensor.t() : p.tensor);
   }
   for (const NamedTensor& b : model.named_buffers()) tensors.emplace_back(b.name, b.tensor);
   return tensors;

@@ -55,6 +55,7 @@ struct ModelConfig {
   double dropout = 0.0;  // GPT: dropout on embeddings, attention and residuals
   bool tie = true;       // GPT: the output head shares the token embedding
   std::string path;      // TorchScript file (model.type = torchscript)
+  std::string init;      // weights to start from: a .safetensors file or directory, a checkpoint
   std::string freeze;    // parameters not trained: globs on names, comma separated
   bool activation_checkpointing = false;  // built-in models: blocks recomputed in backward
 };

@@ -56,10 +56,12 @@ int64_t continue_rows(Model& model, std::vector<GeneratedRow>& rows, std::vector
   int64_t forwards = 0;
   while (!active.empty()) {
     const int64_t position = window.size(1);  // of the token chosen now
-    const torch::Tensor last =
-        (decoder ? decoder->step(fed) : model.forward(window).select(1, position - 1))
-            .to(torch::kCPU, torch::kDouble)
-            .contiguous();
+    torch::Tensor logits =
+        decoder ? decoder->step(fed) : model.forward(window).select(1, position - 1);
+    if (options.choices > 0 && options.choices < logits.size(1)) {
+      logits = logits.narrow(1, 0, options.choices);
+    }
+    const torch::Tensor last = logits.to(torch::kCPU, torch::kDouble).contiguous();
     ++forwards;
     const int64_t vocab = last.size(1);
     std::vector<int64_t> chosen;

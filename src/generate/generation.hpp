@@ -26,6 +26,9 @@ struct GenerationOptions {
   int64_t batch_size = 8;     // rows per forward; 0: generate.batch_size = auto, not yet found
   int64_t context = 0;        // the model's window: a row ends once it holds this many tokens
   int64_t vocab = 0;          // token ids the model knows
+  // Token ids a row may be continued with: the data's vocabulary, where the model's is padded
+  // beyond it (GPT-2's 50257 in 50304 rows); those rows' logits are never looked at.
+  int64_t choices = 0;
 };
 
 // Why a row ended, as /finish stores it.

@@ -10,6 +10,7 @@
 #include "models/cpu_convolutions.hpp"
 #include "models/make_model.hpp"
 #include "run/evaluate.hpp"
+#include "setup/initial_weights.hpp"
 #include "setup/sharding.hpp"
 #include "util/error.hpp"
 
@@ -65,10 +66,20 @@ InferenceModel load_inference_model(const Config& config, const std::string& che
     move_all_but_trainable(*loaded.model, loaded.device);
     shard_model(config, plan, loaded, *comm, values);
   }
-  // A run that kept a moving average evaluated with it: so do eval and predict.
-  loaded.step = load_model_weights(checkpoint, loaded.model->named_parameters(),
-                                   loaded.model->named_buffers(),
-                                   /*prefer_ema=*/config.train.ema_decay > 0, loaded.weights.get());
+  if (!is_hdf5_file(checkpoint)) {
+    // Published weights (safetensors), read as model.init reads them.
+    if (sharded) {
+      throw ConfigError(
+          "a safetensors --checkpoint does not go with ddp.zero = 3 over ranks yet: "
+          "set --ddp.zero=0");
+    }
+    load_initial_weights(checkpoint, *loaded.model, config.model.type == ModelType::kGpt);
+  } else {
+    // A run that kept a moving average evaluated with it: so do eval and predict.
+    loaded.step = load_model_weights(
+        checkpoint, loaded.model->named_parameters(), loaded.model->named_buffers(),
+        /*prefer_ema=*/config.train.ema_decay > 0, loaded.weights.get());
+  }
   if (!loaded.units) loaded.model->to(loaded.device);
   loaded.model->train(false);
   return loaded;

@@ -47,6 +47,7 @@ GenerationOptions generation_options(const Config& config, const DatasetInfo& in
                     : info.sample_shape.empty()   ? 0
                                                   : info.sample_shape[0];
   options.vocab = gpt && config.model.vocab > 0 ? config.model.vocab : info.outputs;
+  options.choices = info.outputs > 0 && info.outputs < options.vocab ? info.outputs : options.vocab;
   return options;
 }
 

@@ -7,6 +7,7 @@
 #include "models/make_model.hpp"
 #include "run/batch_size_search.hpp"
 #include "setup/hang_watch.hpp"
+#include "setup/initial_weights.hpp"
 #include "setup/memory_check.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
@@ -53,6 +54,14 @@ void make_data_and_model(const Config& config, TrainingSetup& setup) {
   const DatasetInfo info = setup.data.train->info();
   if (!synthetic) check_host_memory(config, setup.sharding, info, setup.job, group);
   setup.model = make_model(config.model, info, setup.sharding.initial_values());
+  if (!config.model.init.empty()) {
+    if (setup.sharding.initial_values() != ParameterValues::kInitialised) {
+      throw ConfigError(
+          "option 'model.init' does not go with ddp.zero = 3 yet (each rank would "
+          "read its own slices): train with ddp.zero <= 2");
+    }
+    load_initial_weights(config.model.init, *setup.model, config.model.type == ModelType::kGpt);
+  }
   setup.freeze = freeze_parameters(*setup.model, config.model.freeze);
 }
 

@@ -13,7 +13,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0
 rm -rf "$corpus"
-mkdir -p "$corpus"/{config,checkpoint,data_file,metrics_resume,inspect}
+mkdir -p "$corpus"/{config,checkpoint,data_file,metrics_resume,inspect,safetensors}
 
 # config: every deck of inputs/, each with a few command-line overrides (lines starting "--").
 for deck in "$repo"/inputs/*.cfg; do
@@ -51,5 +51,16 @@ cp "$work/run/checkpoints/step_00000030.h5" "$corpus/inspect/checkpoint.h5"
 "$ddptrain" predict "$work/run/config.cfg" --checkpoint "$work/run/checkpoints/step_00000030.h5" \
   --input "$corpus/data_file/classification.h5" --output "$corpus/inspect/predictions.h5" \
   >"$work/predict.txt" 2>&1 || { cat "$work/predict.txt"; exit 1; }
+
+# safetensors: the export of a one-step GPT (GPT-2's layout) and of the run's MLP.
+"$ddptrain" train "$repo/inputs/gpt_tokens.cfg" --run.dir="$work/gpt" --train.steps=1 \
+  --checkpoint.every=1 --eval.every=0 --model.n_layer=1 --model.n_head=2 --model.n_embd=8 \
+  --data.vocab=64 >/dev/null
+"$ddptrain" export "$work/gpt/config.cfg" --checkpoint "$work/gpt/checkpoints/latest" \
+  --output "$work/gpt_export" >/dev/null
+cp "$work/gpt_export/model.safetensors" "$corpus/safetensors/gpt.safetensors"
+"$ddptrain" export "$work/run/config.cfg" --checkpoint "$work/run/checkpoints/step_00000030.h5" \
+  --output "$work/mlp_export" >/dev/null
+cp "$work/mlp_export/model.safetensors" "$corpus/safetensors/mlp.safetensors"
 
 du -b "$corpus"/*/* | sort -n

@@ -30,6 +30,13 @@ find_package(Boost 1.70 REQUIRED COMPONENTS program_options)
 find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
 find_package(Threads REQUIRED)
+# nlohmann/json (Debian: nlohmann-json3-dev), header-only: the safetensors header's parser
+# (src/io/safetensors_file.cpp). Found by its header, which every packaging of it installs.
+find_path(DDPTRAIN_JSON_INCLUDE_DIR nlohmann/json.hpp)
+if(NOT DDPTRAIN_JSON_INCLUDE_DIR)
+  message(FATAL_ERROR "ddptrain needs nlohmann/json.hpp: on Debian, apt-get install "
+    "nlohmann-json3-dev (share/dev/setup.sh installs it)")
+endif()
 # The CPU GEMM of ddptrain's own kernels (src/models/cpu_gemm.cpp: the built-in models' linear
 # layers, the GPT's fused attention): oneDNN's sgemm where it runs AVX-512 kernels (Debian:
 # libdnnl-dev; LibTorch already loads libdnnl for its convolutions), else sgemm_ of the BLAS that

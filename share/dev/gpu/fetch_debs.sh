@@ -19,6 +19,8 @@ packages=(
   # Boost.Program_options (headers come with libboost1.74-dev), spdlog + fmt, GoogleTest.
   libboost-program-options-dev libboost-program-options1.74-dev libboost-program-options1.74.0
   libboost1.74-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libgtest-dev
+  # nlohmann/json, header-only (the safetensors header's parser).
+  nlohmann-json3-dev
 )
 # The libraries those load that a base system usually has (HDF5's libcurl and libssl, Kerberos,
 # GnuTLS, zlib...): build_and_test.sh links each in only where the GPU machine lacks its soname.

@@ -1,0 +1,211 @@
+#include "io/safetensors_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+using Json = nlohmann::json;
+
+struct DtypeInfo {
+  int64_t bytes;
+  torch::ScalarType type;
+};
+
+// The dtypes ddptrain reads; safetensors names a few more (F64, I8, U16, F8_*...), refused here.
+const std::map<std::string, DtypeInfo>& known_dtypes() {
+  static const std::map<std::string, DtypeInfo> dtypes = {
+      {"F32", {4, torch::kFloat}}, {"F16", {2, torch::kHalf}}, {"BF16", {2, torch::kBFloat16}},
+      {"I64", {8, torch::kLong}},  {"I32", {4, torch::kInt}},  {"U8", {1, torch::kByte}},
+      {"BOOL", {1, torch::kBool}},
+  };
+  return dtypes;
+}
+
+[[noreturn]] void refuse(const std::string& where, const std::string& what) {
+  throw DataError(where + ": " + what, Raised::kAllRanks);
+}
+
+int64_t whole_number(const Json& value, const std::string& where, const std::string& what) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+    refuse(where, what + " is not a whole number of 0 or more: " + value.dump());
+  }
+  return value.get<int64_t>();
+}
+
+SafetensorsEntry entry_of(const std::string& name, const Json& info, const std::string& where) {
+  const std::string at = fmt::format("{}: tensor '{}'", where, name);
+  if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") ||
+      !info.contains("data_offsets")) {
+    refuse(at, "needs \"dtype\", \"shape\" and \"data_offsets\"");
+  }
+  SafetensorsEntry entry;
+  entry.name = name;
+  if (!info["dtype"].is_string()) refuse(at, "\"dtype\" is not a string");
+  entry.dtype = info["dtype"].get<std::string>();
+  const auto dtype = known_dtypes().find(entry.dtype);
+  if (dtype == known_dtypes().end()) {
+    refuse(at, "dtype '" + entry.dtype +
+                   "' is not one ddptrain reads (F32, F16, BF16, I64, I32, "
+                   "U8, BOOL)");
+  }
+  const Json& shape = info["shape"];
+  const Json& offsets = info["data_offsets"];
+  if (!shape.is_array()) refuse(at, "\"shape\" is not a list");
+  if (!offsets.is_array() || offsets.size() != 2)
+    refuse(at, "\"data_offsets\" is not [begin, end]");
+  int64_t elements = 1;
+  for (const Json& size : shape) {
+    const int64_t n = whole_number(size, at, "a size of its shape");
+    if (n > 0 && elements > std::numeric_limits<int64_t>::max() / 16 / n) {
+      refuse(at, "shape " + shape.dump() + " is too large");
+    }
+    elements *= n;
+    entry.shape.push_back(n);
+  }
+  entry.begin = whole_number(offsets[0], at, "its first data offset");
+  entry.end = whole_number(offsets[1], at, "its second data offset");
+  if (entry.end < entry.begin || entry.end - entry.begin != elements * dtype->second.bytes) {
+    refuse(at, fmt::format("data_offsets [{}, {}] hold {} bytes, and shape {} of {} needs {}",
+                           entry.begin, entry.end, entry.end - entry.begin, shape.dump(),
+                           entry.dtype, elements * dtype->second.bytes));
+  }
+  return entry;
+}
+
+// The JSON object, refusing a name given twice (nlohmann keeps the last one silently).
+Json parse_object(std::string_view text, const std::string& where) {
+  std::set<std::string> names;
+  std::string twice;
+  const Json::parser_callback_t note_names = [&](int depth, Json::parse_event_t event,
+                                                 Json& parsed) {
+    if (event == Json::parse_event_t::key && depth == 1 && twice.empty() &&
+        !names.insert(parsed.get<std::string>()).second) {
+      twice = parsed.get<std::string>();
+    }
+    return true;
+  };
+  Json header;
+  try {
+    header = Json::parse(text.begin(), text.end(), note_names);
+  } catch (const Json::exception& e) {
+    refuse(where, fmt::format("the header is not JSON ({})", e.what()));
+  }
+  if (!twice.empty()) refuse(where, "the header names tensor '" + twice + "' twice");
+  if (!header.is_object()) refuse(where, "the header is not a JSON object");
+  return header;
+}
+
+}  // namespace
+
+SafetensorsHeader parse_safetensors_header(std::string_view json, int64_t data_bytes,
+                                           const std::string& where) {
+  const Json header = parse_object(json, where);
+  SafetensorsHeader result;
+  for (const auto& [name, info] : header.items()) {
+    if (name == "__metadata__") {
+      if (!info.is_object()) refuse(where, "\"__metadata__\" is not an object");
+      for (const auto& [key, value] : info.items()) {
+        if (!value.is_string()) refuse(where, "metadata '" + key + "' is not a string");
+        result.metadata[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    result.entries.push_back(entry_of(name, info, where));
+  }
+  std::sort(result.entries.begin(), result.entries.end(),
+            [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
+              return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+            });
+  int64_t covered = 0;
+  const SafetensorsEntry* previous = nullptr;
+  for (const SafetensorsEntry& e : result.entries) {
+    if (e.end > data_bytes) {
+      refuse(where, fmt::format("tensor '{}' ends at byte {} of the data, which holds {} (a "
+                                "truncated file?)",
+                                e.name, e.end, data_bytes));
+    }
+    if (previous != nullptr && e.begin < covered && e.end > e.begin) {
+      refuse(where, fmt::format("tensors '{}' and '{}' overlap", previous->name, e.name));
+    }
+    if (e.end > e.begin) {
+      covered = std::max(covered, e.end);
+      previous = &e;
+    }
+  }
+  return result;
+}
+
+SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) refuse(path_, std::strerror(errno));
+  try {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) refuse(path_, std::strerror(errno));
+    const int64_t size = st.st_size;
+    unsigned char length_bytes[8];
+    if (size < 8 || ::pread(fd_, length_bytes, 8, 0) != 8) {
+      refuse(path_, "shorter than the 8 bytes of a safetensors header length");
+    }
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
+    if (length > static_cast<uint64_t>(size - 8)) {
+      refuse(path_, fmt::format("the header length {} runs past the end of the file ({} bytes)",
+                                length, size));
+    }
+    std::string json(length, '\0');
+    if (::pread(fd_, json.data(), length, 8) != static_cast<ssize_t>(length)) {
+      refuse(path_, "the header cannot be read");
+    }
+    data_start_ = 8 + static_cast<int64_t>(length);
+    header_ = parse_safetensors_header(json, size - data_start_, path_);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const SafetensorsEntry* SafetensorsFile::find(const std::string& name) const {
+  for (const SafetensorsEntry& e : header_.entries) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+torch::Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {
+  const torch::ScalarType type = known_dtypes().at(entry.dtype).type;
+  torch::Tensor values = torch::empty(entry.shape, torch::TensorOptions(type));
+  auto* out = static_cast<char*>(values.data_ptr());
+  int64_t done = 0;
+  const int64_t bytes = entry.end - entry.begin;
+  while (done < bytes) {
+    const ssize_t got = ::pread(fd_, out + done, static_cast<size_t>(bytes - done),
+                                data_start_ + entry.begin + done);
+    if (got <= 0) {
+      refuse(path_, fmt::format("tensor '{}' cannot be read ({})", entry.name,
+                                got == 0 ? "end of file" : std::strerror(errno)));
+    }
+    done += got;
+  }
+  bytes_read_ += bytes;
+  // Float16 and bfloat16 widen to float32 exactly.
+  return type == torch::kHalf || type == torch::kBFloat16 ? values.to(torch::kFloat) : values;
+}
+
+}  // namespace ddpt

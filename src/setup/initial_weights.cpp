@@ -1,0 +1,122 @@
+#include "setup/initial_weights.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "io/checkpoint.hpp"
+#include "io/safetensors_file.hpp"
+#include "models/gpt2_layout.hpp"
+#include "util/byte_size.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+// The model's name for a tensor of the file, "" for one to skip (GPT-2's attention masks).
+std::string model_name(const std::string& file_name, bool gpt) {
+  return gpt ? gpt_name_of_gpt2(file_name) : file_name;
+}
+
+std::string first_few(const std::vector<std::string>& names) {
+  const size_t shown = std::min<size_t>(names.size(), 5);
+  return fmt::format("{}{}",
+                     fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
+                     names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "");
+}
+
+std::string safetensors_path(const std::string& path) {
+  if (!std::filesystem::is_directory(path)) return path;
+  const std::filesystem::path single = std::filesystem::path(path) / "model.safetensors";
+  if (std::filesystem::exists(single)) return single.string();
+  throw DataError(fmt::format("model.init '{}': a directory without model.safetensors (a model "
+                              "split into several files is not read yet)",
+                              path),
+                  Raised::kAllRanks);
+}
+
+// `value` (the file's, GPT-2's orientation undone) into `target`; a GPT's embedding or head of
+// fewer rows than the model's is padded with zeros.
+void copy_into(torch::Tensor& target, torch::Tensor value, const std::string& name,
+               const std::string& where, bool gpt) {
+  if (gpt && gpt2_conv1d_weight(name) && value.dim() == 2) value = value.t();
+  const bool vocab_rows = gpt && (name == "wte.weight" || name == "lm_head.weight");
+  const bool padded = vocab_rows && value.dim() == 2 && target.dim() == 2 &&
+                      value.size(1) == target.size(1) && value.size(0) < target.size(0);
+  if (value.sizes() != target.sizes() && !padded) {
+    throw DataError(
+        fmt::format("{}: tensor '{}' is [{}] there and [{}] in the deck's model: set the model "
+                    "options (model.n_layer, n_head, n_embd, vocab, block) to the file's sizes",
+                    where, name, fmt::join(value.sizes(), ", "), fmt::join(target.sizes(), ", ")),
+        Raised::kAllRanks);
+  }
+  torch::NoGradGuard no_grad;
+  if (padded) {
+    target.zero_();
+    target.narrow(0, 0, value.size(0)).copy_(value);
+  } else {
+    target.copy_(value);
+  }
+}
+
+void load_safetensors(const std::string& path, Model& model, bool gpt) {
+  const SafetensorsFile file(safetensors_path(path));
+  std::map<std::string, torch::Tensor> wanted;
+  for (const NamedTensor& p : model.named_parameters()) wanted.emplace(p.name, p.tensor);
+  for (const NamedTensor& b : model.named_buffers()) wanted.emplace(b.name, b.tensor);
+  const bool tied = gpt && wanted.count("lm_head.weight") == 0;
+  std::vector<std::string> unknown;
+  std::set<std::string> loaded;
+  for (const SafetensorsEntry& entry : file.header().entries) {
+    const std::string name = model_name(entry.name, gpt);
+    if (name.empty() || (tied && name == "lm_head.weight")) continue;
+    const auto target = wanted.find(name);
+    if (target == wanted.end()) {
+      unknown.push_back(entry.name);
+      continue;
+    }
+    copy_into(target->second, file.read(entry), name, file.path(), gpt);
+    loaded.insert(name);
+  }
+  std::vector<std::string> missing;
+  for (const auto& [name, tensor] : wanted) {
+    if (loaded.count(name) == 0) missing.push_back(name);
+  }
+  if (!unknown.empty() || !missing.empty()) {
+    throw DataError(
+        fmt::format("model.init '{}' does not fit the deck's model:{}{}", file.path(),
+                    unknown.empty() ? "" : " the model has no " + first_few(unknown) + ";",
+                    missing.empty() ? "" : " the file has no " + first_few(missing)),
+        Raised::kAllRanks);
+  }
+  spdlog::info("weights: {} tensors ({}) read from {}", loaded.size(),
+               human_bytes(file.bytes_read()), file.path());
+}
+
+}  // namespace
+
+bool is_hdf5_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char signature[8] = {};
+  return in.read(signature, 8) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+void load_initial_weights(const std::string& path, Model& model, bool gpt) {
+  if (!std::filesystem::exists(path)) {
+    throw DataError("model.init '" + path + "': no such file or directory", Raised::kAllRanks);
+  }
+  if (is_hdf5_file(path)) {
+    load_model_weights(path, model.named_parameters(), model.named_buffers());
+    spdlog::info("weights: the model of checkpoint {}", path);
+    return;
+  }
+  load_safetensors(path, model, gpt);
+}
+
+}  // namespace ddpt

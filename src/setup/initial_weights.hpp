@@ -1,0 +1,28 @@
+// model.init = PATH: the weights a run starts from, loaded before step 1 (the optimizer starts
+// fresh, from step 0). PATH is a safetensors file, a directory holding model.safetensors (Hugging
+// Face's layout), or a ddptrain checkpoint (.h5).
+//
+// The built-in GPT reads GPT-2's layout, as published and as `ddptrain export` writes it: names
+// with or without the `transformer.` prefix, the four Conv1D weights per block stored [in, out]
+// (transposed here), no lm_head when tied (one in the file is ignored), lm_head when untied, the
+// buffers `.attn.bias` and `.attn.masked_bias` skipped; F32, F16 or BF16 values; a vocabulary
+// smaller than model.vocab padded with rows of zeros (GPT-2's 50257 in a model of 50304). Other
+// models read their own parameter and buffer names. A tensor the model has and the file lacks,
+// or the other way round, or of another shape, is an error naming it (exit 3).
+#pragma once
+
+#include <string>
+
+#include "models/model.hpp"
+
+namespace ddpt {
+
+// Whether `path` is an HDF5 file (a ddptrain checkpoint) by its signature; else a safetensors
+// file or directory.
+bool is_hdf5_file(const std::string& path);
+
+// Loads `path` into `model` (on the host, before it is placed or sharded); every rank reads the
+// file itself. `gpt`: the built-in GPT's layout rules above. DataError (exit 3) naming the file.
+void load_initial_weights(const std::string& path, Model& model, bool gpt);
+
+}  // namespace ddpt

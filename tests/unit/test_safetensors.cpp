@@ -1,0 +1,137 @@
+// safetensors files (io/safetensors_writer.hpp, io/safetensors_file.hpp): what the writer writes
+// reads back bit for bit, by byte range (only the bytes asked for); and each malformed file a
+// download or a converter can leave is refused with a DataError (exit 3) that says what is wrong,
+// before any tensor is read.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/safetensors_file.hpp"
+#include "io/safetensors_writer.hpp"
+#include "util/error.hpp"
+
+namespace ddpt {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("ddptrain_safetensors_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+// A file of the 8-byte length, `header` and `data_bytes` zero bytes.
+std::string raw_file(const std::string& name, const std::string& header, int64_t data_bytes,
+                     uint64_t length_field = UINT64_MAX) {
+  const std::string path = temp_path(name);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const uint64_t length = length_field == UINT64_MAX ? header.size() : length_field;
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((length >> (8 * i)) & 0xff));
+  out << header << std::string(static_cast<size_t>(data_bytes), '\0');
+  return path;
+}
+
+// The DataError's message on opening `path`, or "" if it opened.
+std::string refusal(const std::string& path) {
+  try {
+    SafetensorsFile file(path);
+  } catch (const DataError& e) {
+    std::remove(path.c_str());
+    return e.what();
+  }
+  std::remove(path.c_str());
+  return "";
+}
+
+TEST(Safetensors, WrittenTensorsReadBackExactly) {
+  torch::manual_seed(4);
+  const torch::Tensor f32 = torch::randn({3, 5});
+  const torch::Tensor bf16 = torch::randn({7}).to(torch::kBFloat16);
+  const torch::Tensor f16 = torch::randn({2, 2}).to(torch::kHalf);
+  const torch::Tensor i64 = torch::arange(6, torch::kLong).view({2, 3});
+  const torch::Tensor empty = torch::empty({0, 4});
+  const std::string path = temp_path("round_trip.safetensors");
+  write_safetensors(path,
+                    {{"h.0.w", f32}, {"b", bf16}, {"half", f16}, {"steps", i64}, {"none", empty}},
+                    {{"format", "pt"}, {"note", "a \"quoted\" value"}});
+  SafetensorsFile file(path);
+  EXPECT_EQ(file.header().metadata.at("format"), "pt");
+  EXPECT_EQ(file.header().metadata.at("note"), "a \"quoted\" value");
+  ASSERT_EQ(file.header().entries.size(), 5u);
+  EXPECT_TRUE(torch::equal(file.read(*file.find("h.0.w")), f32));
+  EXPECT_TRUE(torch::equal(file.read(*file.find("b")), bf16.to(torch::kFloat)));  // widened exactly
+  EXPECT_TRUE(torch::equal(file.read(*file.find("half")), f16.to(torch::kFloat)));
+  EXPECT_TRUE(torch::equal(file.read(*file.find("steps")), i64));
+  EXPECT_EQ(file.read(*file.find("none")).sizes(), empty.sizes());
+  EXPECT_EQ(file.bytes_read(), 15 * 4 + 7 * 2 + 4 * 2 + 6 * 8);
+  EXPECT_EQ(file.find("missing"), nullptr);
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, ReadsOnlyTheBytesAskedFor) {
+  const std::string path = temp_path("partial.safetensors");
+  write_safetensors(path, {{"big", torch::zeros({1000})}, {"small", torch::ones({3})}}, {});
+  SafetensorsFile file(path);
+  EXPECT_TRUE(torch::equal(file.read(*file.find("small")), torch::ones({3})));
+  EXPECT_EQ(file.bytes_read(), 12);
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, MalformedFilesAreRefusedWithTheReason) {
+  const std::string ok = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  EXPECT_EQ(refusal(raw_file("ok", ok, 8)), "");
+  EXPECT_NE(refusal(temp_path("none")).find("No such file"), std::string::npos);
+  {
+    const std::string path = temp_path("tiny");
+    std::ofstream(path) << "abc";
+    EXPECT_NE(refusal(path).find("shorter than the 8 bytes"), std::string::npos);
+  }
+  EXPECT_NE(refusal(raw_file("length", ok, 8, 1000)).find("header length 1000 runs past the end"),
+            std::string::npos);
+  EXPECT_NE(refusal(raw_file("json", "{not json", 8)).find("the header is not JSON"),
+            std::string::npos);
+  EXPECT_NE(refusal(raw_file("array", "[1,2]", 8)).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(
+      refusal(raw_file("dtype", R"({"a":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", 8))
+          .find("dtype 'Q7' is not one ddptrain reads"),
+      std::string::npos);
+  EXPECT_NE(refusal(raw_file("range", ok, 4)).find("ends at byte 8 of the data, which holds 4"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal(raw_file("size", R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 12))
+          .find("hold 8 bytes, and shape [3] of F32 needs 12"),
+      std::string::npos);
+  EXPECT_NE(refusal(raw_file("overlap",
+                             R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                             12))
+                .find("overlap"),
+            std::string::npos);
+  EXPECT_NE(refusal(raw_file("twice",
+                             R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                             16))
+                .find("names tensor 'a' twice"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal(raw_file("negative", R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8))
+          .find("not a whole number"),
+      std::string::npos);
+  EXPECT_NE(refusal(raw_file("fields", R"({"a":{"dtype":"F32"}})", 8)).find("needs \"dtype\""),
+            std::string::npos);
+  EXPECT_NE(refusal(raw_file("meta", R"({"__metadata__":{"k":1}})", 0)).find("is not a string"),
+            std::string::npos);
+}
+
+// A file cut short after it was written whole (a copy that did not finish).
+TEST(Safetensors, TruncatedFileIsRefused) {
+  const std::string path = temp_path("cut.safetensors");
+  write_safetensors(path, {{"a", torch::ones({4})}, {"b", torch::ones({4})}}, {});
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 5);
+  EXPECT_NE(refusal(path).find("tensor 'b' ends at byte 32 of the data, which holds 27"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ddpt
