@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "app/commands.hpp"
@@ -54,20 +53,6 @@ std::string gpt2_config_json(const Config& config, const torch::Tensor& wte,
       vocab, wpe.size(0), wpe.size(0), wte.size(1), m.n_layer, m.n_head, m.dropout, m.dropout,
       m.dropout, m.tie ? "true" : "false",
       vocab >= 50257 ? "  \"bos_token_id\": 50256,\n  \"eos_token_id\": 50256,\n" : "");
-}
-
-void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path staged = staging_path(path);
-  {
-    std::ofstream out(staged, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out || sync_to_disk(staged) != 0) {
-      std::filesystem::remove(staged);
-      throw DataError("cannot write " + path.string(), Raised::kThisRank);
-    }
-  }
-  publish_staged(path);
 }
 
 std::filesystem::path output_directory(const std::string& output) {
@@ -117,8 +102,9 @@ int export_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   for (const auto& [name, t] : tensors) bytes += t.numel() * static_cast<int64_t>(t.element_size());
   if (gpt) {
     std::map<std::string, torch::Tensor> by_name(tensors.begin(), tensors.end());
-    write_text_file(dir / "config.json",
-                    gpt2_config_json(config, by_name.at("wte.weight"), by_name.at("wpe.weight")));
+    const std::string json =
+        gpt2_config_json(config, by_name.at("wte.weight"), by_name.at("wpe.weight"));
+    write_staged_file(dir / "config.json", [&](std::ostream& out) { out << json; });
   }
   spdlog::info("export: {} tensors ({}) of {} (step {}, {} weights) -> {}{}", tensors.size(),
                human_bytes(bytes), checkpoint, loaded.step, kind,

@@ -3,10 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
 #include "io/staged_file.hpp"
 #include "util/error.hpp"
 
@@ -77,10 +73,8 @@ void write_safetensors(const std::string& path,
   header += fmt::format("\"__metadata__\":{{{}}}}}", fmt::join(pairs, ","));
   header.append((8 - header.size() % 8) % 8, ' ');  // the tensors' bytes start 8-byte aligned
 
-  const std::filesystem::path staged = staging_path(path);
-  {
-    std::ofstream out(staged, std::ios::binary | std::ios::trunc);
-    uint64_t length = header.size();
+  write_staged_file(path, [&](std::ostream& out) {
+    const uint64_t length = header.size();
     unsigned char length_bytes[8];
     for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(length >> (8 * i));
     out.write(reinterpret_cast<const char*>(length_bytes), 8);
@@ -90,15 +84,7 @@ void write_safetensors(const std::string& path,
       out.write(static_cast<const char*>(t.data_ptr()),
                 static_cast<std::streamsize>(t.numel() * static_cast<int64_t>(t.element_size())));
     }
-    out.flush();
-    const int error = !out ? EIO : sync_to_disk(staged);
-    if (error != 0) {
-      std::filesystem::remove(staged);
-      throw DataError(fmt::format("cannot write {}: {}", path, std::strerror(error)),
-                      Raised::kThisRank);
-    }
-  }
-  publish_staged(path);
+  });
 }
 
 }  // namespace ddpt

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "io/disk_space.hpp"
 #include "util/check.hpp"
@@ -28,6 +29,24 @@ int sync_to_disk(const std::filesystem::path& path) noexcept {
   const int error = ::fsync(fd) == 0 ? 0 : errno;
   ::close(fd);
   return error;
+}
+
+void write_staged_file(const std::filesystem::path& final_path,
+                       const std::function<void(std::ostream&)>& write) {
+  const std::filesystem::path staged = staging_path(final_path);
+  int error = 0;
+  {
+    std::ofstream out(staged, std::ios::binary | std::ios::trunc);
+    write(out);
+    out.flush();
+    error = !out ? EIO : sync_to_disk(staged);
+  }
+  if (error != 0) {
+    std::filesystem::remove(staged);
+    throw DataError("cannot write " + final_path.string() + ": " + std::strerror(error),
+                    Raised::kThisRank);
+  }
+  publish_staged(final_path);
 }
 
 void sync_and_publish(const std::filesystem::path& final_path, HostGroup& group,

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "comm/host_group.hpp"
@@ -20,6 +22,11 @@ void publish_staged(const std::filesystem::path& final_path);
 // errno of the failure (EIO, and ENOSPC or EDQUOT where a file system allocates late). Without it
 // a file is renamed into place while its data may still be lost to a crash of the node.
 int sync_to_disk(const std::filesystem::path& path) noexcept;
+// One process's whole file: `write` fills the stream opened (binary) at the staging name, which is
+// synced and renamed to `final_path`. DataError (exit 3, this rank) naming the file if a write or
+// the sync fails; the staged file is then removed.
+void write_staged_file(const std::filesystem::path& final_path,
+                       const std::function<void(std::ostream&)>& write);
 // Collective over `group`, the ranks that wrote the staged file of `final_path` (on a parallel file
 // system each node holds its own part in its page cache): every rank syncs what it wrote to the
 // disk, then rank 0 of `group` renames the file into place. If any rank's sync failed, nothing is
