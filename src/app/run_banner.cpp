@@ -78,11 +78,10 @@ void log_training(const BannerInputs& in, int64_t batch) {
   spdlog::info(
       "  optimizer       : {}, weight decay {} (not on biases and norms), state {} per rank{}{}",
       choice_name(config.optim.type), config.optim.weight_decay,
-      human_bytes(planned_optimizer_state_bytes(config.optim, in.trainer.optimizer_values)),
+      human_bytes(in.trainer.planned_optimizer_state_bytes),
       in.trainer.sharding.optimizer_sharded()
           ? fmt::format(" (ZeRO-{}: rank 0's shard of {}{})", in.trainer.sharding.stage_number(),
-                        human_bytes(planned_optimizer_state_bytes(config.optim,
-                                                                  in.trainer.bucketed_values)),
+                        human_bytes(in.trainer.planned_whole_optimizer_state_bytes),
                         in.trainer.parameters_shared
                             ? "; one copy of the parameters in the node's shared memory"
                             : "")
@@ -111,14 +110,13 @@ std::string zero3_memory(const TrainerFacts& t) {
 // What each rank will hold: the summary's memory line says what it held.
 void log_memory(const BannerInputs& in) {
   const TrainerFacts& t = in.trainer;
-  spdlog::info(
-      "  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
-      human_bytes(t.held_parameter_bytes), human_bytes(t.planned_gradient_bytes),
-      human_bytes(planned_optimizer_state_bytes(in.setup.config.optim, t.optimizer_values)),
-      t.sharding.parameters_sharded() ? zero3_memory(t)
-      : t.sharding.gradients_sharded()
-          ? " (ZeRO-2: the rank's shard of the gradients and the buckets being reduced)"
-          : "");
+  spdlog::info("  memory          : parameters {}, gradients {}, optimizer state {} per rank{}",
+               human_bytes(t.held_parameter_bytes), human_bytes(t.planned_gradient_bytes),
+               human_bytes(t.planned_optimizer_state_bytes),
+               t.sharding.parameters_sharded() ? zero3_memory(t)
+               : t.sharding.gradients_sharded()
+                   ? " (ZeRO-2: the rank's shard of the gradients and the buckets being reduced)"
+                   : "");
 }
 
 }  // namespace
@@ -156,7 +154,7 @@ std::string describe_job(const Job& job, const std::string& backend) {
 void log_run_banner(const TrainingSetup& setup) {
   const BannerInputs in{setup, setup.run->trainer().facts()};
   spdlog::info("{}", describe_job(setup.job, setup.comm->backend_name()));
-  const int64_t batch = per_rank_batch(setup.config.train, setup.comm->size());
+  const int64_t batch = setup.run->options().step.batch;
   log_model(in, batch * setup.config.train.grad_accum * setup.comm->size());
   log_training(in, batch);
   log_memory(in);

@@ -6,16 +6,6 @@
 
 namespace ddpt {
 
-SyntheticClassificationSpec synthetic_spec_of(const DataConfig& data, int64_t seed) {
-  SyntheticClassificationSpec spec;
-  spec.samples = data.samples;
-  spec.features = data.features;
-  spec.classes = data.classes;
-  spec.teacher_hidden = data.teacher_hidden;
-  spec.seed = seed;
-  return spec;
-}
-
 SyntheticClassification::SyntheticClassification(const SyntheticClassificationSpec& spec)
     : spec_(spec) {
   Tables tables = teacher_classification(

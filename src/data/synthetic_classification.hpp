@@ -1,7 +1,6 @@
 // data.type = synthetic: teacher_classification() tables held in memory (synthetic_tables.hpp).
 #pragma once
 
-#include "config/sections.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {
@@ -13,9 +12,6 @@ struct SyntheticClassificationSpec {
   int64_t teacher_hidden = 64;
   int64_t seed = 1234;
 };
-
-// The spec a deck describes ([data] and run.seed).
-SyntheticClassificationSpec synthetic_spec_of(const DataConfig& data, int64_t seed);
 
 class SyntheticClassification final : public Dataset {
  public:

@@ -4,7 +4,6 @@
 // seed alone, so it is identical on every rank and for every rank count.
 #pragma once
 
-#include "config/sections.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {

@@ -2,7 +2,6 @@
 // (synthetic_tables.hpp): data.outputs float targets per sample, learned with MSE.
 #pragma once
 
-#include "config/sections.hpp"
 #include "data/dataset.hpp"
 #include "data/synthetic_tables.hpp"
 

@@ -3,7 +3,6 @@
 // + 1 - stride and the same seed).
 #pragma once
 
-#include "config/sections.hpp"
 #include "data/dataset.hpp"
 
 namespace ddpt {

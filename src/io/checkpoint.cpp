@@ -63,7 +63,7 @@ void point_link_at(const fs::path& dir, const std::string& link_name, const std:
 
 // Keeps the `keep` newest checkpoints, and with keep_best the one with the lowest validation loss
 // (checkpoints/best points at it).
-void prune(const fs::path& dir, const CheckpointConfig& retention) {
+void prune(const fs::path& dir, const Retention& retention) {
   const std::vector<fs::path> files = checkpoint_files(dir);
   const fs::path best = retention.keep_best ? best_of(files) : fs::path();
   if (!best.empty()) point_link_at(dir, "best", best.filename().string());
@@ -157,7 +157,7 @@ void save_state(StateWriter& root, int64_t step, int64_t epoch, const Checkpoint
 
 std::string write_checkpoint(const std::string& run_dir, int64_t step,
                              const StateSnapshot& snapshot, HostGroup& group,
-                             const CheckpointConfig& retention) {
+                             const Retention& retention) {
   const bool rank0 = group.rank() == 0;
   const fs::path dir = checkpoints_dir(run_dir);
   if (rank0) fs::create_directories(dir);
@@ -186,7 +186,7 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step,
 
 std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
                             const CheckpointContents& contents, HostGroup& group,
-                            const CheckpointConfig& retention, std::optional<double> eval_loss) {
+                            const Retention& retention, std::optional<double> eval_loss) {
   StateSnapshot snapshot(group.rank(), /*copy=*/false);  // replayed right away: nothing copied
   save_state(snapshot, step, epoch, contents, group.size(), eval_loss);
   return write_checkpoint(run_dir, step, snapshot, group, retention);

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "comm/host_group.hpp"
-#include "config/sections.hpp"
 #include "io/state_snapshot.hpp"
 #include "state/checkpointed.hpp"
 #include "util/named_tensor.hpp"
@@ -37,6 +36,12 @@ struct CheckpointContents {
 
 // "step_00000042.h5": the file name of the checkpoint of a step.
 std::string checkpoint_file_name(int64_t step);
+// Which checkpoints a run keeps (checkpoint.keep, checkpoint.keep_best).
+struct Retention {
+  int64_t keep = 1;        // the newest this many
+  bool keep_best = false;  // and the one with the lowest validation loss
+};
+
 // RUN_DIR/checkpoints: where a run's checkpoints and the links latest and best are.
 std::filesystem::path checkpoints_dir(const std::string& run_dir);
 
@@ -50,7 +55,7 @@ std::string model_signature(const std::vector<NamedTensor>& params,
 // Returns the final path.
 std::string save_checkpoint(const std::string& run_dir, int64_t step, int64_t epoch,
                             const CheckpointContents& contents, HostGroup& group,
-                            const CheckpointConfig& retention,
+                            const Retention& retention,
                             std::optional<double> eval_loss = std::nullopt);
 
 // Every rank: what the checkpoint of `step` holds, as calls on `root` (the file's root group): its
@@ -63,7 +68,7 @@ void save_state(StateWriter& root, int64_t step, int64_t epoch, const Checkpoint
 // one no other thread uses (HostGroup::duplicate).
 std::string write_checkpoint(const std::string& run_dir, int64_t step,
                              const StateSnapshot& snapshot, HostGroup& group,
-                             const CheckpointConfig& retention);
+                             const Retention& retention);
 
 // Every rank: loads `path` into `contents` and returns the step it was written at. Any problem
 // (missing object, checksum, other model) is an error naming the file and the object (exit code

@@ -42,7 +42,7 @@ CheckpointWriterThread::~CheckpointWriterThread() {
 
 void CheckpointWriterThread::start(const std::string& run_dir, int64_t step,
                                    std::shared_ptr<const StateSnapshot> snapshot,
-                                   const CheckpointConfig& retention) {
+                                   const Retention& retention) {
   if (thread_.joinable()) {
     throw Error("CheckpointWriterThread: a write is still in flight", ExitCode::kInternal,
                 Raised::kAllRanks);

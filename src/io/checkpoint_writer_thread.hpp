@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "comm/host_group.hpp"
-#include "config/sections.hpp"
 #include "h5/h5_lock.hpp"
+#include "io/checkpoint.hpp"
 #include "io/state_snapshot.hpp"
 #include "run/training_run.hpp"
 
@@ -35,7 +35,7 @@ class CheckpointWriterThread {
   // Starts writing `snapshot` as the checkpoint of `step`; returns at once. Call wait() first:
   // one write at a time.
   void start(const std::string& run_dir, int64_t step,
-             std::shared_ptr<const StateSnapshot> snapshot, const CheckpointConfig& retention);
+             std::shared_ptr<const StateSnapshot> snapshot, const Retention& retention);
   // Waits for the write in flight and returns what it wrote (nullopt if none was in flight);
   // rethrows its error on this thread. A write that failed on one rank of several does not wait
   // for this: the writer thread reports it and aborts the job at once (see the .cpp).

@@ -47,7 +47,7 @@ std::string write_run_dir(const RunFilesOptions& options) {
 
 RunFiles::RunFiles(const RunFilesOptions& options, CheckpointContents contents, HostGroup& group)
     : options_(options), contents_(std::move(contents)), group_(group) {
-  if (options_.checkpoint.async) writer_ = std::make_unique<CheckpointWriterThread>(group_);
+  if (options_.async_checkpoints) writer_ = std::make_unique<CheckpointWriterThread>(group_);
 }
 
 void RunFiles::open(const MetricsHeader& header, int64_t resume_step) {
@@ -120,14 +120,14 @@ CheckpointWritten RunFiles::checkpoint(int64_t step, int64_t epoch,
         std::make_shared<StateSnapshot>(group_.rank(), /*copy=*/true, std::move(host_memory));
     save_state(*snapshot, step, epoch, contents_, group_.size(), eval_loss);
     last_snapshot_ = snapshot;
-    writer_->start(options_.dir, step, std::move(snapshot), options_.checkpoint);
+    writer_->start(options_.dir, step, std::move(snapshot), options_.retention);
     written.path = (checkpoints_dir(options_.dir) / checkpoint_file_name(step)).string();
     written.in_background = true;
     return written;
   }
   const Stopwatch write;
   written.path =
-      save_checkpoint(options_.dir, step, epoch, contents_, group_, options_.checkpoint, eval_loss);
+      save_checkpoint(options_.dir, step, epoch, contents_, group_, options_.retention, eval_loss);
   written.write_s = write.seconds();
   return written;
 }

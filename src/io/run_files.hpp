@@ -7,7 +7,6 @@
 #include <string>
 
 #include "comm/host_group.hpp"
-#include "config/sections.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_writer_thread.hpp"
 #include "io/metrics_writer.hpp"
@@ -15,14 +14,16 @@
 
 namespace ddpt {
 
-// What the run's files read of the deck (setup/run_options.hpp maps the deck onto it).
+// What the run's files read of the deck: setup/run_options.hpp maps the deck onto it (the deck's
+// defaults are there, not here).
 struct RunFilesOptions {
-  std::string dir = RunConfig{}.dir;          // run.dir
-  std::string resume = TrainConfig{}.resume;  // train.resume: none, auto or a checkpoint
-  int64_t log_every = LogConfig{}.every;      // log.every: metrics.h5's rows
-  CheckpointConfig checkpoint;
-  std::string deck_path;      // config.cfg's first line names it ("" : defaults)
-  std::string resolved_text;  // config.cfg: the resolved deck
+  std::string dir;                 // run.dir
+  std::string resume = "none";     // train.resume: none, auto or a checkpoint
+  int64_t log_every = 1;           // log.every: metrics.h5's rows
+  Retention retention;             // checkpoint.keep, checkpoint.keep_best
+  bool async_checkpoints = false;  // checkpoint.async: written by a thread from a host copy
+  std::string deck_path;           // config.cfg's first line names it ("" : defaults)
+  std::string resolved_text;       // config.cfg: the resolved deck
 };
 
 class RunFiles : public RunOutput {

@@ -5,7 +5,7 @@
 
 namespace ddpt {
 
-ReplicatedOptimizer::ReplicatedOptimizer(const OptimConfig& config,
+ReplicatedOptimizer::ReplicatedOptimizer(const OptimizerSpec& config,
                                          const std::vector<NamedTensor>& params)
     : optimizer_(make_optimizer(config, params)),
       checkpoint_(
@@ -14,7 +14,7 @@ ReplicatedOptimizer::ReplicatedOptimizer(const OptimConfig& config,
 }
 
 std::unique_ptr<DistributedOptimizer> make_distributed_optimizer(
-    const OptimConfig& optim, const std::vector<NamedTensor>& params, Reducer& reducer) {
+    const OptimizerSpec& optim, const std::vector<NamedTensor>& params, Reducer& reducer) {
   if (reducer.sharded()) return std::make_unique<ShardedOptimizer>(optim, params, reducer);
   return std::make_unique<ReplicatedOptimizer>(optim, params);
 }

@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "config/sections.hpp"
 #include "ddp/reducer.hpp"
 #include "optim/fused_adamw.hpp"
+#include "optim/optimizer.hpp"
 #include "optim/optimizer_state.hpp"
 #include "state/checkpointed.hpp"
 #include "util/named_tensor.hpp"
@@ -36,7 +36,7 @@ class DistributedOptimizer : public Checkpointed {
 // Every rank holds the whole state and updates every parameter alike.
 class ReplicatedOptimizer final : public DistributedOptimizer {
  public:
-  ReplicatedOptimizer(const OptimConfig& config, const std::vector<NamedTensor>& params);
+  ReplicatedOptimizer(const OptimizerSpec& config, const std::vector<NamedTensor>& params);
   torch::optim::Optimizer& optimizer() override { return *optimizer_; }
   void step() override { optimizer_->step(); }
   int64_t updated_values() const override { return values_; }
@@ -53,6 +53,6 @@ class ReplicatedOptimizer final : public DistributedOptimizer {
 // The reducer picks the kind: sharded (ZeRO-1) when it reduce-scatters (Reducer::sharded(), which
 // the trainer asks for when the plan shards the optimizer: ddp/sharding_plan.hpp), else replicated.
 std::unique_ptr<DistributedOptimizer> make_distributed_optimizer(
-    const OptimConfig& optim, const std::vector<NamedTensor>& params, Reducer& reducer);
+    const OptimizerSpec& optim, const std::vector<NamedTensor>& params, Reducer& reducer);
 
 }  // namespace ddpt

@@ -6,21 +6,30 @@
 #include <cstdint>
 #include <string>
 
-#include "config/sections.hpp"
+#include "config/choices.hpp"
 
 namespace ddpt {
 
+// The schedule's shape: optim.lr, optim.warmup, optim.schedule and its settings.
+struct LrScheduleSpec {
+  LrScheduleType type = LrScheduleType::kConstant;
+  double peak = 1e-3;        // the learning rate after warmup
+  int64_t warmup = 0;        // steps of linear warmup from peak / warmup to peak
+  double min_lr = 0.0;       // cosine: the learning rate from decay_end on
+  int64_t decay_end = 0;     // cosine: the step min_lr is reached
+  int64_t step_size = 1000;  // step: steps between decays
+  double gamma = 0.1;        // step: factor per decay
+};
+
 class LrSchedule {
  public:
-  // `total_steps`: train.steps, the cosine decay's end when optim.decay_steps is 0.
-  LrSchedule(const OptimConfig& config, int64_t total_steps);
+  explicit LrSchedule(const LrScheduleSpec& spec) : spec_(spec) {}
   // Learning rate of optimizer step `step` (0 = the first step).
   double lr_at(int64_t step) const;
   std::string describe() const;
 
  private:
-  OptimConfig config_;
-  int64_t decay_end_;
+  LrScheduleSpec spec_;
 };
 
 }  // namespace ddpt

@@ -49,7 +49,7 @@ bool is_decayed(const torch::Tensor& param) {
   return param.dim() >= 2;
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& config,
                                                         const std::vector<NamedTensor>& params) {
   std::vector<torch::Tensor> tensors;
   std::vector<bool> decayed;
@@ -60,7 +60,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
   return make_optimizer(config, tensors, decayed);
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& config,
                                                         const std::vector<torch::Tensor>& tensors,
                                                         const std::vector<bool>& decayed) {
   if (config.type == OptimizerType::kSgd) {
@@ -88,7 +88,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
   return adamw;
 }
 
-int64_t planned_optimizer_state_bytes(const OptimConfig& config, int64_t trainable_values) {
+int64_t planned_optimizer_state_bytes(const OptimizerSpec& config, int64_t trainable_values) {
   const int64_t tensors_per_value =
       config.type == OptimizerType::kAdamW ? 2 : (config.momentum > 0 ? 1 : 0);
   return tensors_per_value * trainable_values * static_cast<int64_t>(sizeof(float));

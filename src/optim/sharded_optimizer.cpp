@@ -22,7 +22,7 @@ torch::Tensor alias_of(const torch::Tensor& param, int64_t first, int64_t numel)
 
 }  // namespace
 
-ShardedOptimizer::ShardedOptimizer(const OptimConfig& config, std::vector<NamedTensor> params,
+ShardedOptimizer::ShardedOptimizer(const OptimizerSpec& config, std::vector<NamedTensor> params,
                                    Reducer& reducer)
     : config_(config),
       params_(std::move(params)),

@@ -26,7 +26,7 @@ namespace ddpt {
 class ShardedOptimizer final : public DistributedOptimizer {
  public:
   // `params`: the reducer's parameters, in its order; `reducer` reduce-scatters.
-  ShardedOptimizer(const OptimConfig& config, std::vector<NamedTensor> params, Reducer& reducer);
+  ShardedOptimizer(const OptimizerSpec& config, std::vector<NamedTensor> params, Reducer& reducer);
   torch::optim::Optimizer& optimizer() override { return *optimizer_; }
   // Collective: updates this rank's pieces, then gathers every rank's into every parameter.
   void step() override;
@@ -45,7 +45,7 @@ class ShardedOptimizer final : public DistributedOptimizer {
   // Whether the optimizer keeps state at all once it has stepped (SGD without momentum: none).
   bool keeps_state() const;
 
-  OptimConfig config_;
+  OptimizerSpec config_;
   std::vector<NamedTensor> params_;
   Reducer& reducer_;
   std::vector<Piece> pieces_;

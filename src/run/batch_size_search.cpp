@@ -133,7 +133,7 @@ int64_t largest_batch_size(const TrainerOptions& trainer, const ShardingPlan& sh
   }
   // Every rank must find one global batch in the data.
   const int64_t limit = std::min<int64_t>(
-      kMaxAutoBatch, data.size() / (static_cast<int64_t>(comm.size()) * trainer.train.grad_accum));
+      kMaxAutoBatch, data.size() / (static_cast<int64_t>(comm.size()) * trainer.grad_accum));
   if (limit < 1) {
     throw ConfigError(fmt::format(
         "option 'train.batch_size' = auto: the training data's {} samples are fewer than one per "
@@ -144,7 +144,7 @@ int64_t largest_batch_size(const TrainerOptions& trainer, const ShardingPlan& sh
                device.str());
 
   TrainerOptions trial = trainer;
-  trial.train.batch_size = 1;
+  trial.batch = 1;
   BatchSizeTrials trials;
   {
     // The trial trainer is the run's own kind (same buckets, optimizer, moving average, loss

@@ -6,15 +6,19 @@
 #include <cstdint>
 #include <limits>
 
-#include "config/sections.hpp"
 #include "state/checkpointed.hpp"
 
 namespace ddpt {
 
+struct EarlyStoppingOptions {
+  int64_t patience = 0;  // evaluations without improvement before the run stops; 0: off
+  double min_delta = 0.0;
+};
+
 class EarlyStopping : public Checkpointed {
  public:
-  explicit EarlyStopping(const TrainConfig& train)
-      : patience_(train.patience), min_delta_(train.min_delta) {}
+  explicit EarlyStopping(const EarlyStoppingOptions& options)
+      : patience_(options.patience), min_delta_(options.min_delta) {}
   bool enabled() const { return patience_ > 0; }
   // Counts one evaluation's loss; true once train.patience evaluations in a row did not improve.
   bool should_stop(double eval_loss);

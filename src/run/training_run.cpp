@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "config/batch_size.hpp"
 #include "step/no_host_sync.hpp"
 #include "util/host_read.hpp"
 #include "util/log.hpp"
@@ -19,8 +18,8 @@ SamplerSpec sampler_spec(const RunOptions& options, const Communicator& comm,
                          int64_t dataset_size) {
   SamplerSpec spec;
   spec.dataset_size = dataset_size;
-  spec.batch_size = per_rank_batch(options.step.train, comm.size());
-  spec.grad_accum = options.step.train.grad_accum;
+  spec.batch_size = options.step.batch;
+  spec.grad_accum = options.step.grad_accum;
   spec.world_size = comm.size();
   spec.rank = comm.rank();
   spec.seed = options.seed;
@@ -31,7 +30,7 @@ PrefetchSpec prefetch_spec(const RunOptions& options, const Communicator& comm,
                            int64_t first_step) {
   PrefetchSpec spec;
   spec.first_step = first_step;
-  spec.end_step = options.step.train.steps;
+  spec.end_step = options.step.steps;
   spec.depth = options.data_prefetch;
   spec.pin = comm.device().is_cuda();
   return spec;
@@ -50,10 +49,10 @@ TrainingRun::TrainingRun(const RunOptions& options, const RunParts& parts)
       stop_vote_(parts.group.comm(), parts.watchdog),
       sampler_(sampler_spec(options_, parts.comm, parts.train.size())),
       trainer_(options_.step, parts.sharding, parts.comm, parts.model, parts.train, *parts.faults),
-      meter_(options_.step.train.steps, options_.log.every, parts.comm.device()),
-      early_stopping_(options_.step.train),
+      meter_(options_.step.steps, options_.log_every, parts.comm.device()),
+      early_stopping_(options_.early_stopping),
       cuda_rng_(parts.comm.device()),
-      eval_batch_(eval_batch_size(options_.eval, options_.step.train, parts.comm.size())),
+      eval_batch_(options_.eval_batch),
       stragglers_(options_.straggler_factor,
                   parts.group.all_gather("ranks' hosts", process_host())) {}
 
@@ -73,13 +72,12 @@ void TrainingRun::resume_at(int64_t steps_done) {
 RunResult TrainingRun::run(RunOutput& output, const std::function<void(int64_t)>& step_done) {
   RunResult result;
   const int64_t first_step = steps_done_;
-  const int64_t last_step = options_.step.train.steps;
+  const int64_t last_step = options_.step.steps;
   BatchPrefetcher batches(train_, sampler_spec(options_, comm_, train_.size()),
                           prefetch_spec(options_, comm_, first_step));
   // Rank 0 shows progress: a live bar on a terminal, else the periodic lines (log.progress).
-  meter_.start(comm_.rank() == 0
-                   ? choose_progress_style(options_.log.progress, stdout_is_terminal())
-                   : ProgressStyle::kLines,
+  meter_.start(comm_.rank() == 0 ? choose_progress_style(options_.progress, stdout_is_terminal())
+                                 : ProgressStyle::kLines,
                static_cast<double>(sampler_.global_batch()));
   int64_t steps = std::max<int64_t>(0, last_step - first_step);
   for (int64_t step = first_step; step < last_step; ++step) {
@@ -164,8 +162,8 @@ void TrainingRun::wait_for_background_write(RunOutput& output, RunResult& result
 }
 
 bool TrainingRun::checkpoint_due(int64_t done) const {
-  const int64_t every = options_.checkpoint.every;
-  return every > 0 && (done % every == 0 || done == options_.step.train.steps);
+  const int64_t every = options_.checkpoint_every;
+  return every > 0 && (done % every == 0 || done == options_.step.steps);
 }
 
 EvalResult TrainingRun::run_evaluation(int64_t done, RunOutput& output, RunResult& result) {
@@ -196,7 +194,7 @@ bool TrainingRun::stop_signal_agreed(int64_t done, RunResult& result) {
   // SIGUSR1/SIGTERM on any rank: every rank stops after this step, with a checkpoint to continue
   // from (after the evaluation, so the resumed run sees what this one saw).
   result.stop_signal = stop_vote_.agree(pending_stop_signal());
-  const bool interrupted = result.stop_signal != 0 && done < options_.step.train.steps;
+  const bool interrupted = result.stop_signal != 0 && done < options_.step.steps;
   if (interrupted) {
     mark_stopping();
     spdlog::info("{} received: stopping after step {} with a checkpoint",
@@ -207,8 +205,8 @@ bool TrainingRun::stop_signal_agreed(int64_t done, RunResult& result) {
 
 bool TrainingRun::after_step(int64_t done, RunOutput& output, RunResult& result) {
   const bool checkpoint = checkpoint_due(done);
-  const bool eval_due = (options_.eval.every > 0 && done % options_.eval.every == 0) ||
-                        (checkpoint && options_.checkpoint.keep_best);
+  const bool eval_due = (options_.eval_every > 0 && done % options_.eval_every == 0) ||
+                        (checkpoint && options_.keep_best);
   std::optional<double> eval_loss;
   if (eval_due) eval_loss = run_evaluation(done, output, result).loss;
   // The eval loss is reduced, so every rank reaches the same decision here.
@@ -217,13 +215,13 @@ bool TrainingRun::after_step(int64_t done, RunOutput& output, RunResult& result)
     spdlog::info(
         "early stop at step {}: no improvement of the validation loss by more than {} "
         "in {} evaluations (train.patience)",
-        done, options_.step.train.min_delta, early_stopping_.evals_without_improvement());
+        done, options_.early_stopping.min_delta, early_stopping_.evals_without_improvement());
   }
   const bool interrupted = stop_signal_agreed(done, result);
-  const bool stopping_early = (early_stop && options_.checkpoint.every > 0) || interrupted;
+  const bool stopping_early = (early_stop && options_.checkpoint_every > 0) || interrupted;
   if (checkpoint || stopping_early) {
     write_checkpoint(done, eval_loss, output, result);
-  } else if (options_.checkpoint.every > 0) {
+  } else if (options_.checkpoint_every > 0) {
     output.prepare_checkpoint_memory();  // once; cheap after
   }
   return early_stop || interrupted;

@@ -18,7 +18,7 @@
 #include "comm/host_group.hpp"
 #include "comm/stop_vote.hpp"
 #include "comm/watchdog.hpp"
-#include "config/sections.hpp"
+#include "config/choices.hpp"
 #include "data/distributed_sampler.hpp"
 #include "ddp/sharding_plan.hpp"
 #include "run/early_stopping.hpp"
@@ -58,16 +58,21 @@ class RunOutput {
 };
 
 // What a run trains, on which ranks. References: they outlive the run.
-// What the run reads of the deck (setup/run_options.hpp maps the deck onto it).
+// What the run reads of the deck: setup/run_options.hpp maps the deck onto it (the deck's
+// defaults are there, not here).
 struct RunOptions {
-  // The trainer's; its train section (steps, batch, early stopping) is the run's too.
+  // The trainer's; its steps, batch and micro-steps are the run's too.
   TrainerOptions step;
-  CheckpointConfig checkpoint;
-  EvalConfig eval;
-  LogConfig log;
-  int64_t seed = RunConfig{}.seed;                          // run.seed: the sampler's order
-  int64_t data_prefetch = DataConfig{}.prefetch;            // data.prefetch: batches made ahead
-  double straggler_factor = DistConfig{}.straggler_factor;  // dist.straggler_factor
+  int64_t checkpoint_every = 0;  // checkpoint.every: steps between checkpoints; 0: at the end only
+  bool keep_best = false;        // checkpoint.keep_best: an evaluation at every checkpoint
+  int64_t eval_every = 0;        // eval.every: steps between evaluations; 0: none
+  int64_t eval_batch = 1;        // rows per rank per evaluation batch (eval.batch_size, resolved)
+  int64_t log_every = 10;        // log.every: steps between metrics rows
+  ProgressChoice progress = ProgressChoice::kAuto;  // log.progress
+  EarlyStoppingOptions early_stopping;              // train.patience, train.min_delta
+  int64_t seed = 0;                                 // run.seed: the sampler's order
+  int64_t data_prefetch = 0;                        // data.prefetch: batches made ahead
+  double straggler_factor = 0;                      // dist.straggler_factor
 };
 
 struct RunParts {
@@ -94,6 +99,7 @@ class TrainingRun : public Checkpointed {
   void resume_at(int64_t steps_done);
   // ZeRO-3: the trainable parameters' part of checkpoints (Trainer::sharded_weights); else null.
   CheckpointedWeights* sharded_weights() { return trainer_.sharded_weights(); }
+  const RunOptions& options() const { return options_; }
   const Trainer& trainer() const { return trainer_; }
   Trainer& trainer() { return trainer_; }
   // Collective: runs to train.steps, or to the step after which every rank agreed to stop, then

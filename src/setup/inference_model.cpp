@@ -5,12 +5,12 @@
 
 #include <limits>
 
-#include "data/make_datasets.hpp"
 #include "io/checkpoint.hpp"
 #include "models/cpu_convolutions.hpp"
-#include "models/make_model.hpp"
 #include "run/evaluate.hpp"
 #include "setup/initial_weights.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/sharding.hpp"
 #include "util/error.hpp"
 

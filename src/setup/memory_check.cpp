@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "config/ddp_defaults.hpp"
-#include "models/make_model.hpp"
 #include "runtime/host_memory.hpp"
+#include "setup/make_model.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
 

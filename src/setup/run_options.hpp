@@ -12,8 +12,11 @@
 
 namespace ddpt {
 
-TrainerOptions trainer_options(const Config& config);
-RunOptions run_options(const Config& config);
+// [optim]'s schedule over `steps` (train.steps, where optim.decay_steps is 0).
+LrScheduleSpec lr_schedule_spec(const OptimConfig& optim, int64_t steps);
+// `world_size`: the ranks train.global_batch and eval.batch_size = 0 are divided over.
+TrainerOptions trainer_options(const Config& config, int world_size);
+RunOptions run_options(const Config& config, int world_size);
 RunFilesOptions run_files_options(const Config& config);
 // [generate], and the model's window and vocabulary: the built-in GPT's model.block and
 // model.vocab where set, else those of the deck's data (`info`), which any model trained on.

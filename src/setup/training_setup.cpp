@@ -4,10 +4,10 @@
 
 #include "comm/make_communicator.hpp"
 #include "models/cpu_convolutions.hpp"
-#include "models/make_model.hpp"
 #include "run/batch_size_search.hpp"
 #include "setup/hang_watch.hpp"
 #include "setup/initial_weights.hpp"
+#include "setup/make_model.hpp"
 #include "setup/memory_check.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
@@ -82,7 +82,8 @@ void make_run_and_files(TrainingSetup& setup) {
   RunParts parts{*setup.comm,       setup.sharding,       *setup.world.group,        *setup.model,
                  *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
   parts.faults = setup.faults.get();
-  setup.run = std::make_unique<TrainingRun>(run_options(setup.config), parts);  // last deck check
+  setup.run = std::make_unique<TrainingRun>(run_options(setup.config, setup.comm->size()),
+                                            parts);  // last deck check
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.
   setup.files = std::make_unique<RunFiles>(
@@ -118,9 +119,10 @@ std::unique_ptr<TrainingSetup> set_up_training(
   // auto).
   setup->config = config;
   if (config.train.batch_size_auto) {
-    setup->config.train.batch_size = largest_batch_size(
-        trainer_options(config), setup->sharding, *setup->comm, *setup->world.group, *setup->model,
-        *setup->data.train, setup->faults->trial_sample_limit());
+    setup->config.train.batch_size =
+        largest_batch_size(trainer_options(config, setup->comm->size()), setup->sharding,
+                           *setup->comm, *setup->world.group, *setup->model, *setup->data.train,
+                           setup->faults->trial_sample_limit());
   }
   make_run_and_files(*setup);
   setup->files->open(metrics_header(*setup), setup->resume_step);  // only now is anything written

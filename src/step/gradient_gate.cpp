@@ -11,15 +11,16 @@
 
 namespace ddpt {
 
-GradientGate::GradientGate(const TrainConfig& train, double clip, bool fp16, Communicator& comm,
+GradientGate::GradientGate(const GateOptions& options, bool fp16, Communicator& comm,
                            Reducer& reducer, FusedAdamW* optimizer)
-    : train_(train), clip_(clip), comm_(comm), reducer_(reducer), spike_(train) {
+    : options_(options), comm_(comm), reducer_(reducer), spike_(options.spike) {
   if (fp16) {
-    scaler_ = std::make_unique<LossScaler>(train.loss_scale, train.scale_growth_interval,
-                                           train.scale_backoff);
+    scaler_ = std::make_unique<LossScaler>(options.loss_scale, options.scale_growth_interval,
+                                           options.scale_backoff);
   }
-  if (step_checks_on_device(train, fp16, reducer.sharded(), optimizer, comm.device())) {
-    on_device_ = std::make_unique<DeviceStepChecks>(clip, train.max_bad_steps, reducer, *optimizer);
+  if (step_checks_on_device(options, fp16, reducer.sharded(), optimizer, comm.device())) {
+    on_device_ = std::make_unique<DeviceStepChecks>(options.clip, options.max_bad_steps, reducer,
+                                                    *optimizer);
   }
 }
 
@@ -31,7 +32,7 @@ void GradientGate::register_state(CheckpointRegistry& registry) {
 bool GradientGate::gradients_finite(std::optional<double>& norm) const {
   // When clipping needs the norm anyway (and no loss scale comes off first), the norm, summed in
   // double (float values cannot overflow it), answers both questions with one read-back.
-  if (clip_ > 0 && !scaler_) {
+  if (options_.clip > 0 && !scaler_) {
     norm = reducer_.gradient_norm();
     return std::isfinite(*norm);
   }
@@ -40,7 +41,7 @@ bool GradientGate::gradients_finite(std::optional<double>& norm) const {
 
 void GradientGate::skip_step(int64_t step, const char* why, int64_t& skipped_total) {
   ++skipped_total;
-  if (++bad_in_a_row_ >= train_.max_bad_steps) {
+  if (++bad_in_a_row_ >= options_.max_bad_steps) {
     throw NumericalError(fmt::format(
         "{} in {} steps in a row (up to step {}; train.max_bad_steps): training diverged; lower "
         "optim.lr, set optim.clip, or check the data",
@@ -59,7 +60,7 @@ bool GradientGate::loss_spiked(int64_t step, const torch::Tensor& step_loss,
   skip_step(step,
             fmt::format("loss {:.5g} is a spike (over {} x the running mean); the learning rate "
                         "is now x {:.3g}",
-                        loss, train_.spike_factor, spike_.lr_factor())
+                        loss, options_.spike.factor, spike_.lr_factor())
                 .c_str(),
             skipped_total);
   return true;
@@ -67,13 +68,14 @@ bool GradientGate::loss_spiked(int64_t step, const torch::Tensor& step_loss,
 
 double GradientGate::row_norm() const {
   if (on_device_) return on_device_->unclipped_norm();
-  return clip_ > 0 ? unclipped_norm_ : reducer_.gradient_norm();
+  return options_.clip > 0 ? unclipped_norm_ : reducer_.gradient_norm();
 }
 
 void GradientGate::clip(const std::optional<double>& norm) {
   // The averaged gradients are identical on every rank, so every rank clips alike without talking.
   unclipped_norm_ = norm ? *norm : reducer_.gradient_norm();
-  if (unclipped_norm_ > clip_) reducer_.scale_gradients(clip_ / (unclipped_norm_ + kClipEpsilon));
+  if (unclipped_norm_ > options_.clip)
+    reducer_.scale_gradients(options_.clip / (unclipped_norm_ + kClipEpsilon));
 }
 
 bool GradientGate::admit(int64_t step, const torch::Tensor& step_loss, int64_t& skipped_total) {
@@ -99,7 +101,7 @@ bool GradientGate::admit(int64_t step, const torch::Tensor& step_loss, int64_t& 
   }
   if (spike_.enabled() && loss_spiked(step, step_loss, skipped_total)) return false;
   bad_in_a_row_ = 0;
-  if (clip_ > 0) clip(norm);
+  if (options_.clip > 0) clip(norm);
   return true;
 }
 

@@ -19,7 +19,6 @@
 #include <optional>
 
 #include "comm/communicator.hpp"
-#include "config/sections.hpp"
 #include "ddp/reducer.hpp"
 #include "optim/fused_adamw.hpp"
 #include "state/checkpointed.hpp"
@@ -31,11 +30,11 @@ namespace ddpt {
 
 class GradientGate {
  public:
-  // `train`: the guards' options; `clip`: optim.clip (0: none); `fp16`: the loss is scaled
-  // (train.loss_scale and its growth and backoff); `optimizer`: the one that can be gated on the
-  // device, or nullptr. ConfigError for train.step_checks = device where that cannot be.
-  GradientGate(const TrainConfig& train, double clip, bool fp16, Communicator& comm,
-               Reducer& reducer, FusedAdamW* optimizer);
+  // `fp16`: the loss is scaled (options.loss_scale and its growth and backoff); `optimizer`: the
+  // one that can be gated on the device, or nullptr. ConfigError for step_checks = device where
+  // that cannot be.
+  GradientGate(const GateOptions& options, bool fp16, Communicator& comm, Reducer& reducer,
+               FusedAdamW* optimizer);
 
   // What the loss is multiplied by before backward (1 without fp16).
   double loss_scale() const { return scaler_ ? scaler_->scale() : 1.0; }
@@ -73,8 +72,7 @@ class GradientGate {
   void skip_step(int64_t step, const char* why, int64_t& skipped_total);
   void clip(const std::optional<double>& norm);
 
-  const TrainConfig& train_;
-  double clip_;
+  const GateOptions options_;
   Communicator& comm_;
   Reducer& reducer_;
   std::unique_ptr<LossScaler> scaler_;           // fp16 only

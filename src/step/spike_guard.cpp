@@ -2,8 +2,8 @@
 
 namespace ddpt {
 
-SpikeGuard::SpikeGuard(const TrainConfig& train)
-    : factor_(train.spike_factor), lr_cut_(train.spike_lr_factor), window_(train.spike_window) {}
+SpikeGuard::SpikeGuard(const SpikeGuardOptions& options)
+    : factor_(options.factor), lr_cut_(options.lr_factor), window_(options.window) {}
 
 bool SpikeGuard::is_spike(double loss) {
   if (!enabled()) return false;

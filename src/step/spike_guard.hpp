@@ -7,14 +7,20 @@
 
 #include <cstdint>
 
-#include "config/sections.hpp"
 #include "state/checkpointed.hpp"
 
 namespace ddpt {
 
+// train.spike_factor, train.spike_lr_factor, train.spike_window.
+struct SpikeGuardOptions {
+  double factor = 0.0;  // 0: off
+  double lr_factor = 0.5;
+  int64_t window = 50;
+};
+
 class SpikeGuard : public Checkpointed {
  public:
-  explicit SpikeGuard(const TrainConfig& train);
+  explicit SpikeGuard(const SpikeGuardOptions& options);
   bool enabled() const { return factor_ > 0; }
   // Judges the step's global loss: true = a spike (skip the step; the LR factor has been lowered).
   // Spikes do not enter the running mean.

@@ -58,8 +58,8 @@ Trainer::Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Co
       data_(data),
       faults_(faults),
       info_(data.info()),
-      schedule_(options_.optim, options_.train.steps),
-      precision_(usable_precision(options_.train.precision, comm.device())) {
+      schedule_(options_.schedule),
+      precision_(usable_precision(options_.precision, comm.device())) {
   for (auto& p : model_.named_parameters()) {
     if (p.tensor.requires_grad()) trainable_.push_back(p);
   }
@@ -81,19 +81,18 @@ Trainer::Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Co
         std::make_unique<ShardedWeights>(trainable_, units->shard_plan(), units->shards());
     running_ = sharded_model_.get();
   }
-  optimizer_ = make_distributed_optimizer(options_.optim, trainable_, engine_->reducer());
-  lr_ = options_.optim.lr;
+  optimizer_ = make_distributed_optimizer(options_.optimizer, trainable_, engine_->reducer());
+  lr_ = options_.schedule.peak;
   // After the broadcast: every rank starts its average from rank 0's parameters (ZeRO-3: from
   // its shard of them).
-  if (options_.train.ema_decay > 0) {
+  if (options_.ema_decay > 0) {
     const ShardedParameters* units = engine_->sharded_parameters();
     ema_ = units ? std::make_unique<Ema>(trainable_, units->shard_plan(), units->shards(),
-                                         options_.train.ema_decay)
-                 : std::make_unique<Ema>(trainable_, options_.train.ema_decay);
+                                         options_.ema_decay)
+                 : std::make_unique<Ema>(trainable_, options_.ema_decay);
   }
-  gate_ = std::make_unique<GradientGate>(options_.train, options_.optim.clip,
-                                         precision_ == Precision::kFp16, comm_, engine_->reducer(),
-                                         optimizer_->gated_on_device());
+  gate_ = std::make_unique<GradientGate>(options_.gate, precision_ == Precision::kFp16, comm_,
+                                         engine_->reducer(), optimizer_->gated_on_device());
   check_output_fits();
   running_->train(true);
 }
@@ -110,7 +109,7 @@ void Trainer::check_output_fits() {
 
 std::optional<torch::Tensor> Trainer::train_step(int64_t step, BatchPrefetcher& batches,
                                                  PhaseLaps& laps, int64_t& skipped_total) {
-  const int64_t accum = options_.train.grad_accum;
+  const int64_t accum = options_.grad_accum;
   // A wait for the other ranks in forward or backward (ZeRO-3's gathers, the reductions) is comm
   // wait: the phases keep this rank's own work.
   const WaitsObserved observed(*engine_, laps);
@@ -151,7 +150,7 @@ void Trainer::trial_step(int64_t batch) {
   // The first real step allocates the optimizer's state (AdamW: two moments per value): hold that
   // much now, so a batch that fits leaves room for it.
   const int64_t missing =
-      planned_optimizer_state_bytes(options_.optim, optimizer_->updated_values()) -
+      planned_optimizer_state_bytes(options_.optimizer, optimizer_->updated_values()) -
       ddpt::optimizer_state_bytes(optimizer_->optimizer());
   torch::Tensor held;
   if (missing > 0) {
@@ -165,9 +164,9 @@ torch::Tensor Trainer::batch_loss(const Batch& batch) {
   const torch::Tensor inputs = batch.inputs.to(comm_.device(), /*non_blocking=*/true);
   const torch::Tensor targets = batch.targets.to(comm_.device(), /*non_blocking=*/true);
   const AutocastScope autocast(precision_, comm_.device());
-  if (options_.train.loss_chunk > 0 && info_.task == Task::kNextToken) {
+  if (options_.loss_chunk > 0 && info_.task == Task::kNextToken) {
     if (std::optional<torch::Tensor> loss =
-            running_->chunked_loss(inputs, targets, options_.train.loss_chunk)) {
+            running_->chunked_loss(inputs, targets, options_.loss_chunk)) {
       return *loss;
     }
   }
@@ -190,7 +189,7 @@ std::optional<torch::Tensor> Trainer::step(int64_t step, BatchPrefetcher& batche
     throw OutOfMemoryError(fmt::format(
         "out of GPU memory in step {} at train.batch_size = {} per rank (train.grad_accum = {}): "
         "lower train.batch_size (raise train.grad_accum to keep the global batch); {}",
-        step + 1, per_rank_batch(options_.train, comm_.size()), options_.train.grad_accum, cuda));
+        step + 1, options_.batch, options_.grad_accum, cuda));
   }
 }
 
@@ -244,6 +243,10 @@ TrainerFacts Trainer::facts() const {
   facts.spike_lr_factor = gate_->lr_factor();
   facts.optimizer_state_bytes = ddpt::optimizer_state_bytes(optimizer_->optimizer());
   facts.optimizer_values = optimizer_->updated_values();
+  facts.planned_optimizer_state_bytes =
+      ddpt::planned_optimizer_state_bytes(options_.optimizer, facts.optimizer_values);
+  facts.planned_whole_optimizer_state_bytes =
+      ddpt::planned_optimizer_state_bytes(options_.optimizer, facts.bucketed_values);
   return facts;
 }
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "config/batch_size.hpp"
-#include "config/sections.hpp"
+#include "config/choices.hpp"
+#include "config/ddp_defaults.hpp"
 #include "data/batch_prefetcher.hpp"
 #include "data/dataset.hpp"
 #include "ddp/data_parallel.hpp"
@@ -48,20 +48,32 @@ struct TrainerFacts {
   // (embeddings, final norm, head), gathered whole through forward and backward.
   int64_t largest_unit_bytes = 0;
   int64_t root_unit_bytes = 0;
-  int64_t bucketed_values = 0;         // values all-reduced per step (the trainable ones)
-  std::string schedule;                // the learning rate schedule in words
-  double spike_lr_factor = 1;          // the spike guard's factor on the learning rate so far
-  int64_t optimizer_state_bytes = 0;   // held by this rank now (0 before the first step)
-  int64_t optimizer_values = 0;        // parameter values this rank updates (ZeRO-1: its shard)
+  int64_t bucketed_values = 0;        // values all-reduced per step (the trainable ones)
+  std::string schedule;               // the learning rate schedule in words
+  double spike_lr_factor = 1;         // the spike guard's factor on the learning rate so far
+  int64_t optimizer_state_bytes = 0;  // held by this rank now (0 before the first step)
+  int64_t optimizer_values = 0;       // parameter values this rank updates (ZeRO-1: its shard)
+  // The optimizer state once every value has taken a step: this rank's, and every rank's together
+  // (of the bucketed values).
+  int64_t planned_optimizer_state_bytes = 0;
+  int64_t planned_whole_optimizer_state_bytes = 0;
   int64_t parameter_bytes = 0;         // every parameter of the model, frozen ones too
   int64_t gradient_bytes = 0;          // this rank's (Reducer::held_bytes)
   int64_t planned_gradient_bytes = 0;  // ... once a backward has run (Reducer::planned_bytes)
 };
 
-// What the trainer reads of the deck (setup/run_options.hpp maps the deck onto it).
+// What the trainer reads of the deck: setup/run_options.hpp maps the deck onto it (the deck's
+// defaults are there, not here).
 struct TrainerOptions {
-  TrainConfig train;
-  OptimConfig optim;
+  int64_t steps = 0;       // train.steps
+  int64_t batch = 1;       // samples per rank per micro-step (train.batch_size, resolved)
+  int64_t grad_accum = 1;  // train.grad_accum
+  Precision precision = Precision::kFp32;  // train.precision
+  int64_t loss_chunk = 0;                  // train.loss_chunk
+  double ema_decay = 0.0;                  // train.ema_decay
+  OptimizerSpec optimizer;                 // [optim]'s optimizer
+  LrScheduleSpec schedule;                 // [optim]'s schedule
+  GateOptions gate;                        // the checks between backward and the optimizer step
   // The gradient buckets' caps and where they are summed (ddp.first_bucket_mb, ddp.bucket_mb,
   // ddp.shared_memory); what else [ddp] says is the sharding plan's.
   double first_bucket_mb = kDefaultFirstBucketMiB;

@@ -16,13 +16,13 @@
 #include "comm/make_communicator.hpp"
 #include "comm/watched_world.hpp"
 #include "config/parse_config.hpp"
-#include "data/make_datasets.hpp"
 #include "fuzz_support.hpp"
 #include "io/checkpoint.hpp"
-#include "models/make_model.hpp"
 #include "run/training_run.hpp"
 #include "runtime/job.hpp"
 #include "runtime/mpi_env.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 
@@ -72,7 +72,7 @@ void set_up(int* argc, char*** argv) {
   const ddpt::ShardingPlan sharding =
       ddpt::plan_sharding(run->config, run->comm->size(), run->comm->device());
   run->training = std::make_unique<ddpt::TrainingRun>(
-      ddpt::run_options(run->config),
+      ddpt::run_options(run->config, run->comm->size()),
       ddpt::RunParts{*run->comm, sharding, *run->world.group, *run->model, *run->data.train,
                      run->data.val.get(), run->world.watchdog.get()});
   run->training->register_state(run->state);

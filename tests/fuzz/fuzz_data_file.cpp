@@ -8,8 +8,8 @@
 #include <cstdint>
 
 #include "config/config.hpp"
-#include "data/make_datasets.hpp"
 #include "fuzz_support.hpp"
+#include "setup/make_datasets.hpp"
 
 namespace {
 

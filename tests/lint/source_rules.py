@@ -24,9 +24,12 @@
    the DDPTRAIN_TEST_* variables into a util/fault_injector.hpp injector, no string is a
    DDPTRAIN_TEST_ variable's name alone (what getenv() is given; a message may name one) and no
    identifier starts with test_ or ends in _for_test.
-7. The whole deck: outside config/, setup/ and app/, no file includes config/config.hpp. setup/
-   hands each component its sections (config/sections.hpp) or its own options, so what a part
-   reads of the deck is in its constructor's signature.
+7. The deck: outside config/, setup/ and app/, no file includes config/config.hpp or the headers
+   of its sections (config/sections.hpp, config/batch_size.hpp, config/parse_config.hpp). Each
+   component takes options of its own, which setup/ fills from the deck in one place
+   (setup/run_options.cpp, and the factories setup/make_datasets.cpp and setup/make_model.cpp),
+   so what a part reads of the deck is in its options and nothing below setup/ reads a section.
+   share/dev/deck_walk/ shows the walk this keeps short.
 
 Usage: source_rules.py SRC_DIR. Prints every violation; exit status 1 if there is one.
 """
@@ -45,7 +48,8 @@ HDF5_DIRECTORIES = {"h5", "h5probe"}
 COUNTED_READ_LAYERS = {"ddp", "optim", "step", "run", "state"}
 RAW_READ = re.compile(r"(\.item\s*(<[^>]*>)?\s*\(|\.cpu\s*\(|\bto\s*\(\s*(torch|at|c10)::kCPU\b)")
 WHOLE_DECK_LAYERS = {"config", "setup", "app"}
-WHOLE_DECK = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"config/config\.hpp"', re.M)
+WHOLE_DECK = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*"(config/(?:config|sections|batch_size|parse_config)\.hpp)"', re.M)
 TEST_FAULT_FILES = {"setup/test_faults.hpp", "setup/test_faults.cpp"}
 TEST_MEMBER = re.compile(r"\b(test_\w+|\w+_for_test)\b")
 TEST_VARIABLE = re.compile(r'"(DDPTRAIN_TEST_\w*)"')  # the name alone: what getenv() is given
@@ -162,8 +166,8 @@ def main():
         if layer not in WHOLE_DECK_LAYERS and relative != "main.cpp":
             for match in WHOLE_DECK.finditer(text):
                 line = text.count("\n", 0, match.start()) + 1
-                problems.append(f"{relative}:{line}: includes config/config.hpp, the whole deck: "
-                                f"take the sections (config/sections.hpp) or options setup/ hands")
+                problems.append(f"{relative}:{line}: includes {match.group(1)}, the deck's: take "
+                                f"options of the component's own, filled in setup/run_options.cpp")
         for first, lines, header in long_functions(path, text):
             name = re.sub(r"\(.*", "", header).split()[-1].split("::")[-1]
             if (relative, name) in EXEMPT_FUNCTIONS:

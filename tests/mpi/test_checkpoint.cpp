@@ -13,8 +13,9 @@
 #include "data/synthetic_classification.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_writer_thread.hpp"
-#include "models/make_model.hpp"
 #include "optim/optimizer_state.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 #include "state/rng_state.hpp"
@@ -59,7 +60,7 @@ class CheckpointsOnly : public DiscardedOutput {
   CheckpointWritten checkpoint(int64_t step, int64_t epoch,
                                std::optional<double> /*eval_loss*/) override {
     CheckpointWritten written;
-    written.path = save_checkpoint(dir_, step, epoch, state_, group_, CheckpointConfig{1, 10});
+    written.path = save_checkpoint(dir_, step, epoch, state_, group_, Retention{10});
     return written;
   }
 
@@ -79,7 +80,7 @@ TrainedState run(const Config& deck, int64_t every, const std::string& resume) {
   const SyntheticClassification data(synthetic_spec_of(config.data, config.run.seed));
   auto model = make_model(config.model, config.data.features, config.data.classes);
   TrainingRun training(
-      run_options(config),
+      run_options(config, comm.size()),
       RunParts{comm, plan_sharding(config, comm.size(), comm.device()), group, *model, data});
   CheckpointRegistry registry;
   training.register_state(registry);
@@ -241,7 +242,7 @@ TEST(Checkpoint, KeepBestKeepsTheLowestEvalLossBesideTheNewest) {
   CheckpointRegistry registry;
   registry.add(optimizer_state);
   const CheckpointContents state{{{"w", weight}}, {}, "", &registry};
-  const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/true};
+  const Retention retention{/*keep=*/1, /*keep_best=*/true};
   const std::vector<double> eval_losses{3.0, 1.0, 2.0, 4.0};  // best at step 2
   HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   for (int64_t step = 1; step <= 4; ++step) {
@@ -278,7 +279,7 @@ TEST(Checkpoint, TheSameStateWrittenTwiceIsTheSameFile) {
   registry.add(optimizer_state);
   registry.add(rng);
   const CheckpointContents state{{{"w", weight}}, {}, "[run]\n", &registry};
-  const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/false};
+  const Retention retention{/*keep=*/1, /*keep_best=*/false};
   HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   const std::string first = save_checkpoint(dir + "/a", 7, 0, state, group, retention);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // another second on the clock
@@ -330,7 +331,7 @@ TEST(Checkpoint, AWriteReadsNothingBack) {
   torch::manual_seed(6);
   const torch::Tensor weight = torch::randn({4, 1 << 20});  // 16 MiB: four 4 MiB chunks
   const CheckpointContents state{{{"w", weight}}, {}, "[run]\n", nullptr};
-  const CheckpointConfig retention{1, /*keep=*/1, /*keep_best=*/false};
+  const Retention retention{/*keep=*/1, /*keep_best=*/false};
   HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   const int64_t before = bytes_read_by_process();
   save_checkpoint(dir, 1, 0, state, group, retention);

@@ -6,7 +6,8 @@
 
 #include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
-#include "models/make_model.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 #include "support/training_fixture.hpp"
@@ -36,7 +37,7 @@ OneStep sgd_step(Config config, double clip, MPI_Comm comm) {
   std::vector<torch::Tensor> before;
   for (const auto& p : model->named_parameters()) before.push_back(p.tensor.detach().clone());
   TrainingRun training(
-      run_options(config),
+      run_options(config, communicator.size()),
       RunParts{communicator, plan_sharding(config, communicator.size(), communicator.device()),
                group, *model, data});
   DiscardedOutput output;

@@ -6,7 +6,8 @@
 #include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
-#include "models/make_model.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 #include "step/trainer.hpp"
@@ -48,8 +49,8 @@ TEST(Freeze, FrozenParametersAreNotBucketed) {
   const FreezeCount count = freeze_parameters(*model, config.model.freeze);
   EXPECT_EQ(count.frozen_tensors, 3);
   EXPECT_EQ(count.frozen_values, 32 * 64 + 64 + 5);
-  Trainer trainer(trainer_options(config), plan_sharding(config, comm.size(), comm.device()), comm,
-                  *model, data);
+  Trainer trainer(trainer_options(config, comm.size()),
+                  plan_sharding(config, comm.size(), comm.device()), comm, *model, data);
   const TrainerFacts facts = trainer.facts();
   EXPECT_EQ(facts.bucketed_values, count.trainable_values);
   EXPECT_EQ(facts.bucketed_values, 64 * 48 + 48 + 48 * 5);

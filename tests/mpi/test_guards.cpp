@@ -12,7 +12,8 @@
 #include "comm/mpi_comm.hpp"
 #include "data/synthetic_classification.hpp"
 #include "ddp/reducer.hpp"
-#include "models/make_model.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 #include "support/training_fixture.hpp"
@@ -82,7 +83,7 @@ Trace train_with_poison(Config config, int64_t steps, std::set<int64_t> poisoned
                       factor);
   HostGroup group(MPI_COMM_WORLD, /*watchdog=*/nullptr);
   TrainingRun training(
-      run_options(config),
+      run_options(config, comm.size()),
       RunParts{comm, plan_sharding(config, comm.size(), comm.device()), group, model, data});
   Trace trace;
   auto snapshot = [&] {

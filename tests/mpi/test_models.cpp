@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "comm/mpi_comm.hpp"
-#include "data/make_datasets.hpp"
-#include "models/make_model.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 #include "step/trainer.hpp"
@@ -50,7 +50,7 @@ TEST(Models, CnnBuffersFollowRankZero) {
   torch::manual_seed(static_cast<uint64_t>(config.run.seed));
   const DataSplits data = make_datasets(config.data, config.run.seed);
   auto model = make_model(config.model, data.train->info());
-  TrainingRun training(run_options(config),
+  TrainingRun training(run_options(config, comm.size()),
                        RunParts{comm, plan_sharding(config, comm.size(), comm.device()), group,
                                 *model, *data.train});
   DiscardedOutput output;

@@ -10,9 +10,9 @@
 
 #include "comm/host_group.hpp"
 #include "comm/mpi_comm.hpp"
-#include "data/make_datasets.hpp"
-#include "models/make_model.hpp"
 #include "optim/distributed_optimizer.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 #include "step/trainer.hpp"
@@ -31,7 +31,7 @@ struct Built {
               make_datasets(c.data, c.run.seed))),
         sharding(plan_sharding(c, comm.size(), comm.device())),
         model(make_model(c.model, data.train->info(), sharding.initial_values())),
-        trainer(trainer_options(config), sharding, comm, *model, *data.train) {}
+        trainer(trainer_options(config, comm.size()), sharding, comm, *model, *data.train) {}
   Config config;
   MpiComm comm;
   DataSplits data;
@@ -100,7 +100,8 @@ int64_t step_peak(Config config) {
     const DataSplits data = make_datasets(config.data, config.run.seed);
     const ShardingPlan sharding = plan_sharding(config, comm.size(), comm.device());
     auto model = make_model(config.model, data.train->info(), sharding.initial_values());
-    TrainingRun training(run_options(config), RunParts{comm, sharding, group, *model, *data.train});
+    TrainingRun training(run_options(config, comm.size()),
+                         RunParts{comm, sharding, group, *model, *data.train});
     DiscardedOutput output;
     const int64_t before = counting.live();
     counting.reset_peak();

@@ -8,12 +8,12 @@
 
 #include "comm/host_group.hpp"
 #include "comm/mpi_comm.hpp"
-#include "data/make_datasets.hpp"
 #include "data/synthetic_classification.hpp"
 #include "models/freeze.hpp"
-#include "models/make_model.hpp"
 #include "optim/distributed_optimizer.hpp"
 #include "run/training_run.hpp"
+#include "setup/make_datasets.hpp"
+#include "setup/make_model.hpp"
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 
@@ -89,7 +89,7 @@ TrainedRun train(const Config& config, MPI_Comm comm) {
   const ShardingPlan sharding = plan_sharding(config, communicator.size(), communicator.device());
   auto model = make_model(config.model, data.train->info(), sharding.initial_values());
   freeze_parameters(*model, config.model.freeze);
-  TrainingRun training(run_options(config),
+  TrainingRun training(run_options(config, communicator.size()),
                        RunParts{communicator, sharding, group, *model, *data.train});
   DiscardedOutput output;
   TrainedRun run;

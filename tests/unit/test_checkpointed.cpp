@@ -36,10 +36,8 @@ class CheckpointedObjects : public ::testing::Test {
   std::filesystem::path path_;
 };
 
-TrainConfig patient(int64_t patience) {
-  TrainConfig train;
-  train.patience = patience;
-  return train;
+EarlyStoppingOptions patient(int64_t patience) {
+  return {patience, /*min_delta=*/0.0};
 }
 
 TEST_F(CheckpointedObjects, CountersAndScalesContinueWhereTheyWereSaved) {
@@ -73,10 +71,7 @@ TEST_F(CheckpointedObjects, CountersSavedAsFloatsByEarlierVersionsLoad) {
     loop.write_attribute("spike_lr_factor", 0.25);
   }
   LossScaler scaler(1, 3, 0.5);
-  TrainConfig train;
-  train.spike_factor = 2.0;
-  train.spike_window = 5;
-  SpikeGuard guard(train);
+  SpikeGuard guard(SpikeGuardOptions{/*factor=*/2.0, /*lr_factor=*/0.5, /*window=*/5});
   load({&scaler, &guard});
   scaler.update(true);
   EXPECT_EQ(scaler.scale(), 1024);  // 512 after its third good step

@@ -49,8 +49,8 @@ std::vector<NamedTensor> clone_params(const std::vector<NamedTensor>& params) {
   return out;
 }
 
-OptimConfig adamw_config() {
-  OptimConfig c;
+OptimizerSpec adamw_config() {
+  OptimizerSpec c;
   c.type = OptimizerType::kAdamW;
   c.lr = 3e-3;
   c.beta1 = 0.9;
@@ -60,7 +60,7 @@ OptimConfig adamw_config() {
   return c;
 }
 
-std::unique_ptr<torch::optim::AdamW> libtorch_adamw(const OptimConfig& c,
+std::unique_ptr<torch::optim::AdamW> libtorch_adamw(const OptimizerSpec& c,
                                                     const std::vector<NamedTensor>& params) {
   const auto options = torch::optim::AdamWOptions(c.lr)
                            .betas({c.beta1, c.beta2})
@@ -111,7 +111,7 @@ TEST(FusedAdamW, OtherDtypesGoThroughLibTorchsStep) {
   std::vector<NamedTensor> fused_params{
       {"w", torch::randn({5, 3}, torch::kDouble).requires_grad_(true)}};
   std::vector<NamedTensor> reference_params = clone_params(fused_params);
-  const OptimConfig c = adamw_config();
+  const OptimizerSpec c = adamw_config();
   const auto fused = make_optimizer(c, fused_params);
   const auto reference = libtorch_adamw(c, reference_params);
   for (int step = 0; step < 5; ++step) {
@@ -125,7 +125,7 @@ TEST(FusedAdamW, OtherDtypesGoThroughLibTorchsStep) {
 TEST(FusedAdamW, MatchesLibTorchAdamWWithinOneUlpAtEveryStep) {
   std::vector<NamedTensor> fused_params = make_params(2);
   std::vector<NamedTensor> reference_params = clone_params(fused_params);
-  const OptimConfig c = adamw_config();
+  const OptimizerSpec c = adamw_config();
   const auto fused = make_optimizer(c, fused_params);
   const auto reference = libtorch_adamw(c, reference_params);
   int64_t worst = 0;
@@ -158,7 +158,7 @@ TEST(FusedAdamW, MatchesLibTorchAdamWWithinOneUlpAtEveryStep) {
 }
 
 TEST(FusedAdamW, ResumesBitForBitFromItsSavedState) {
-  const OptimConfig c = adamw_config();
+  const OptimizerSpec c = adamw_config();
   std::vector<NamedTensor> straight = make_params(3);
   std::vector<NamedTensor> first_half = clone_params(straight);
   const auto uninterrupted = make_optimizer(c, straight);
@@ -201,7 +201,7 @@ TEST(Optimizer, SgdSparesOneDimensionalParametersFromWeightDecay) {
   for (auto& p : params) p.tensor.mutable_grad() = torch::randn_like(p.tensor);
   const torch::Tensor w0 = params[0].tensor.detach().clone();
   const torch::Tensor b0 = params[1].tensor.detach().clone();
-  OptimConfig c;
+  OptimizerSpec c;
   c.type = OptimizerType::kSgd;
   c.lr = 0.1;
   c.momentum = 0.0;

@@ -13,7 +13,6 @@
 
 #include "config/config.hpp"
 #include "config/parse_config.hpp"
-#include "data/make_datasets.hpp"
 #include "h5/h5_check.hpp"
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
@@ -25,6 +24,7 @@
 #include "io/inspect_file.hpp"
 #include "io/metrics_writer.hpp"
 #include "run/log_window.hpp"
+#include "setup/make_datasets.hpp"
 #include "state/rng_state.hpp"
 #include "support/inputs_dir.hpp"
 #include "util/error.hpp"

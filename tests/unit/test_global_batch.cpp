@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "step/trainer.hpp"
+#include "config/batch_size.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {

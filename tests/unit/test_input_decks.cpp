@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
+#include "config/batch_size.hpp"
 #include "config/parse_config.hpp"
-#include "step/trainer.hpp"
 #include "support/inputs_dir.hpp"
 
 namespace ddpt {

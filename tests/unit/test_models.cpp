@@ -6,7 +6,7 @@
 #include "models/autocast.hpp"
 #include "models/cnn.hpp"
 #include "models/gpt.hpp"
-#include "models/make_model.hpp"
+#include "setup/make_model.hpp"
 #include "step/loss_scaler.hpp"
 #include "step/spike_guard.hpp"
 #include "step/task_loss.hpp"
@@ -391,11 +391,7 @@ TEST(LossScaler, BacksOffOnOverflowAndGrowsAfterTheInterval) {
 }
 
 TEST(SpikeGuard, JudgesOnlyAFullWindowAndLowersTheRate) {
-  TrainConfig train;
-  train.spike_factor = 2.0;
-  train.spike_lr_factor = 0.5;
-  train.spike_window = 3;
-  SpikeGuard guard(train);
+  SpikeGuard guard(SpikeGuardOptions{/*factor=*/2.0, /*lr_factor=*/0.5, /*window=*/3});
   EXPECT_FALSE(guard.is_spike(1.0));
   EXPECT_FALSE(guard.is_spike(9.0));  // the window is not full yet: no judgement
   EXPECT_FALSE(guard.is_spike(1.0));
@@ -406,8 +402,7 @@ TEST(SpikeGuard, JudgesOnlyAFullWindowAndLowersTheRate) {
   EXPECT_DOUBLE_EQ(guard.mean(), 3.0);  // a spike does not enter the mean
   EXPECT_FALSE(guard.is_spike(5.9));
   EXPECT_DOUBLE_EQ(guard.lr_factor(), 0.5);
-  TrainConfig off;
-  EXPECT_FALSE(SpikeGuard(off).is_spike(1e30));
+  EXPECT_FALSE(SpikeGuard(SpikeGuardOptions{}).is_spike(1e30));
 }
 
 }  // namespace

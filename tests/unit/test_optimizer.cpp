@@ -8,23 +8,25 @@
 #include "optim/lr_schedule.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/optimizer_state.hpp"
+#include "setup/run_options.hpp"
 
 namespace ddpt {
 namespace {
 
-OptimConfig schedule(LrScheduleType kind, int64_t warmup) {
-  OptimConfig c;
-  c.lr = 0.6;
+LrScheduleSpec schedule(LrScheduleType kind, int64_t warmup, int64_t decay_end = 110) {
+  LrScheduleSpec c;
+  c.peak = 0.6;
   c.min_lr = 0.06;
-  c.schedule = kind;
+  c.type = kind;
   c.warmup = warmup;
+  c.decay_end = decay_end;
   c.step_size = 30;
   c.gamma = 0.5;
   return c;
 }
 
 TEST(LrSchedule, WarmupThenCosineToMinLr) {
-  const LrSchedule s(schedule(LrScheduleType::kCosine, 10), /*total_steps=*/110);
+  const LrSchedule s(schedule(LrScheduleType::kCosine, 10, /*decay_end=*/110));
   EXPECT_DOUBLE_EQ(s.lr_at(0), 0.06);     // 0.6 x 1/10
   EXPECT_DOUBLE_EQ(s.lr_at(4), 0.30);     // 0.6 x 5/10
   EXPECT_DOUBLE_EQ(s.lr_at(9), 0.6);      // end of warmup: the peak
@@ -34,20 +36,28 @@ TEST(LrSchedule, WarmupThenCosineToMinLr) {
   EXPECT_NEAR(s.lr_at(35), 0.06 + 0.54 * (1 + std::cos(M_PI / 4)) / 2, 1e-12);
   EXPECT_DOUBLE_EQ(s.lr_at(110), 0.06);
   EXPECT_DOUBLE_EQ(s.lr_at(500), 0.06);
-  OptimConfig early = schedule(LrScheduleType::kCosine, 0);
-  early.decay_steps = 50;  // decay ends before train.steps
-  EXPECT_DOUBLE_EQ(LrSchedule(early, 110).lr_at(0), 0.6);
-  EXPECT_NEAR(LrSchedule(early, 110).lr_at(25), 0.33, 1e-12);
-  EXPECT_DOUBLE_EQ(LrSchedule(early, 110).lr_at(60), 0.06);
+  const LrSchedule early(schedule(LrScheduleType::kCosine, 0, /*decay_end=*/50));
+  EXPECT_DOUBLE_EQ(early.lr_at(0), 0.6);
+  EXPECT_NEAR(early.lr_at(25), 0.33, 1e-12);
+  EXPECT_DOUBLE_EQ(early.lr_at(60), 0.06);
+}
+
+// The deck's cosine decay ends at train.steps unless optim.decay_steps says sooner.
+TEST(LrSchedule, DeckDecayEndsAtTrainStepsUnlessDecayStepsSet) {
+  OptimConfig optim;
+  optim.schedule = LrScheduleType::kCosine;
+  EXPECT_EQ(lr_schedule_spec(optim, /*steps=*/110).decay_end, 110);
+  optim.decay_steps = 50;
+  EXPECT_EQ(lr_schedule_spec(optim, /*steps=*/110).decay_end, 50);
 }
 
 TEST(LrSchedule, StepDecayAndConstant) {
-  const LrSchedule step(schedule(LrScheduleType::kStep, 0), 200);
+  const LrSchedule step(schedule(LrScheduleType::kStep, 0));
   EXPECT_DOUBLE_EQ(step.lr_at(0), 0.6);
   EXPECT_DOUBLE_EQ(step.lr_at(29), 0.6);
   EXPECT_DOUBLE_EQ(step.lr_at(30), 0.3);
   EXPECT_DOUBLE_EQ(step.lr_at(95), 0.075);
-  const LrSchedule constant(schedule(LrScheduleType::kConstant, 4), 200);
+  const LrSchedule constant(schedule(LrScheduleType::kConstant, 4));
   EXPECT_DOUBLE_EQ(constant.lr_at(1), 0.3);
   EXPECT_DOUBLE_EQ(constant.lr_at(150), 0.6);
 }
@@ -69,7 +79,7 @@ struct TwoParams {
 
 TEST(Optimizer, AdamWFirstStepMatchesTheFormulaAndSparesOneDimensionalParameters) {
   TwoParams p;
-  OptimConfig c;
+  OptimizerSpec c;
   c.type = OptimizerType::kAdamW;
   c.lr = 0.01;
   c.weight_decay = 0.1;
@@ -87,7 +97,7 @@ TEST(Optimizer, AdamWFirstStepMatchesTheFormulaAndSparesOneDimensionalParameters
 
 TEST(Optimizer, NesterovSgdFirstTwoSteps) {
   TwoParams p;
-  OptimConfig c;
+  OptimizerSpec c;
   c.type = OptimizerType::kSgd;
   c.lr = 0.1;
   c.momentum = 0.9;
@@ -117,7 +127,7 @@ TEST(Optimizer, StateBytesMatchWhatTheBannerExpects) {
        {std::tuple{OptimizerType::kAdamW, 0.9, 8}, std::tuple{OptimizerType::kSgd, 0.9, 4},
         std::tuple{OptimizerType::kSgd, 0.0, 0}}) {
     TwoParams p;
-    OptimConfig c;
+    OptimizerSpec c;
     c.type = type;
     c.momentum = momentum;
     auto optimizer = make_optimizer(c, p.named());

@@ -50,7 +50,7 @@ std::ostream& operator<<(std::ostream& out, const Worst& w) {
 }
 
 // Our optimizer from `config` through the reference's steps, compared with `group`'s results.
-Worst compare(const OptimConfig& config, const H5File& file, const std::string& group) {
+Worst compare(const OptimizerSpec& config, const H5File& file, const std::string& group) {
   const torch::Tensor weight = file.read_tensor("initial/weight").clone();
   const torch::Tensor bias = file.read_tensor("initial/bias").clone();
   weight.requires_grad_(true);
@@ -82,8 +82,8 @@ Worst compare(const OptimConfig& config, const H5File& file, const std::string& 
   return worst;
 }
 
-OptimConfig adamw_config(const H5File& file) {
-  OptimConfig c;
+OptimizerSpec adamw_config(const H5File& file) {
+  OptimizerSpec c;
   c.type = OptimizerType::kAdamW;
   c.beta1 = scalar(file, "adamw/beta1");
   c.beta2 = scalar(file, "adamw/beta2");
@@ -111,7 +111,7 @@ TEST_F(OptimizerVsTorch, AdamWMatchesTorchEveryStepWithDecayOnTheWeightOnly) {
 
 TEST_F(OptimizerVsTorch, NesterovSgdMatchesTorchEveryStepWithDecayOnTheWeightOnly) {
   const H5File file = H5File::open_read(reference_path());
-  OptimConfig c;
+  OptimizerSpec c;
   c.type = OptimizerType::kSgd;
   c.momentum = scalar(file, "sgd/momentum");
   c.nesterov = scalar(file, "sgd/nesterov") != 0;
@@ -123,7 +123,7 @@ TEST_F(OptimizerVsTorch, NesterovSgdMatchesTorchEveryStepWithDecayOnTheWeightOnl
 // The comparison can fail: without weight decay the same steps are far outside the tolerance.
 TEST_F(OptimizerVsTorch, ToleranceDetectsAMissingWeightDecay) {
   const H5File file = H5File::open_read(reference_path());
-  OptimConfig c = adamw_config(file);
+  OptimizerSpec c = adamw_config(file);
   c.weight_decay = 0;
   const Worst worst = compare(c, file, "adamw");
   EXPECT_GT(worst.excess, 0) << worst;

@@ -80,7 +80,7 @@ int ddpt::bench::run_checkpoint(int argc, char** argv) {
   const auto params = model.named_parameters();
   std::vector<torch::Tensor> tensors;
   for (const auto& p : params) tensors.push_back(p.tensor);
-  OptimConfig adamw;
+  OptimizerSpec adamw;
   auto optimizer = make_optimizer(adamw, params);
   model.forward(torch::randn({8, 2048})).sum().backward();
   optimizer->step();  // creates the optimizer state
@@ -97,7 +97,7 @@ int ddpt::bench::run_checkpoint(int argc, char** argv) {
     return std::filesystem::path(dir) / (name + std::to_string(r));
   };
   // Every checkpoint kept by save_checkpoint; the bench deletes the previous one itself.
-  const CheckpointConfig keep_all{1, kRepeats + 1};
+  const Retention keep_all{kRepeats + 1};
   for (int r = 0; r < kRepeats; ++r) {
     comm.barrier();
     Stopwatch w;

@@ -29,7 +29,7 @@ int ddpt::bench::run_gpt_ops(int argc, char** argv) {
   constexpr int64_t kBatch = 16;
   Gpt gpt(spec);
   gpt.train(true);
-  OptimConfig adamw;
+  OptimizerSpec adamw;
   adamw.lr = 2e-3;
   adamw.weight_decay = 0.1;
   adamw.beta2 = 0.99;

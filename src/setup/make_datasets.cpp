@@ -1,4 +1,4 @@
-#include "data/make_datasets.hpp"
+#include "setup/make_datasets.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -40,6 +40,16 @@ DataSplits split_tail(std::shared_ptr<const Dataset> all, double val_fraction) {
 }
 
 }  // namespace
+
+SyntheticClassificationSpec synthetic_spec_of(const DataConfig& data, int64_t seed) {
+  SyntheticClassificationSpec spec;
+  spec.samples = data.samples;
+  spec.features = data.features;
+  spec.classes = data.classes;
+  spec.teacher_hidden = data.teacher_hidden;
+  spec.seed = seed;
+  return spec;
+}
 
 DataSplits make_datasets(const DataConfig& data, int64_t seed) {
   switch (data.type) {

@@ -1,4 +1,4 @@
-#include "models/make_model.hpp"
+#include "setup/make_model.hpp"
 
 #include <fmt/format.h>
 

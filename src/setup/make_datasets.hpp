@@ -5,6 +5,7 @@
 
 #include "config/sections.hpp"
 #include "data/dataset.hpp"
+#include "data/synthetic_classification.hpp"
 
 namespace ddpt {
 
@@ -12,6 +13,9 @@ struct DataSplits {
   std::shared_ptr<const Dataset> train;
   std::shared_ptr<const Dataset> val;  // null when the deck names no validation data
 };
+
+// The synthetic classification a deck describes ([data] and run.seed).
+SyntheticClassificationSpec synthetic_spec_of(const DataConfig& data, int64_t seed);
 
 // Every rank: opens (or generates) the training data and its validation split: named validation
 // datasets, else the last data.val_fraction of the rows. DataError naming the file and object
