@@ -31,7 +31,8 @@ for arg in "$@"; do
 done
 
 # Debian packages: toolchain, LibTorch (CPU), Open MPI, parallel HDF5, Boost, GoogleTest,
-# spdlog/fmt, nlohmann/json (the safetensors header), OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
+# spdlog/fmt, nlohmann/json (the safetensors header), ICU (GPT-2's tokenizer's Unicode
+# categories), OpenBLAS (LibTorch falls back to the ~10x slower reference BLAS without it),
 # oneDNN's headers (the built-in models' CPU products, src/models/cpu_gemm.hpp; LibTorch already
 # depends on its library), ccache. Where LibTorch with CUDA (libtorch-cuda-dev, Debian 13) is installed it stands in for
 # the CPU one: the two conflict.
@@ -42,7 +43,7 @@ packages=(
   libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev
   libgtest-dev googletest
-  libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libicu-dev
 )
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 read -r -a extra_packages <<<"${DDPTRAIN_EXTRA_PACKAGES:-}"
@@ -52,10 +53,17 @@ packages+=("${extra_packages[@]}")
 # What the tests run: Debian's python3 with torch/h5py for test models and post-analysis, and
 # SLURM + Lmod: slurm/ and modules/ are tested against a real SLURM and Lmod (tests/cluster/);
 # nothing here starts their daemons: the tests do, on loopback, and stop them again.
+# Node.js and npm: the tokenizer test's reference, the npm package gpt-3-encoder
+# (tests/e2e/fetch_gpt3_encoder.sh). A Node.js from elsewhere (NodeSource's) brings its own npm,
+# which Debian's npm package would conflict with.
 $build_only || packages+=(
   python3 python3-torch python3-h5py python3-matplotlib
   slurm-wlm slurmctld slurmd slurm-client munge lmod
 )
+if ! $build_only; then
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
+fi
 # The formatting check (tests/lint/formatting.sh) asks the clang-format the style was set with,
 # Debian 12's; another Debian's version would format some lines otherwise.
 if ! $build_only && [[ $(. /etc/os-release && echo "${VERSION_CODENAME:-}") == bookworm ]]; then

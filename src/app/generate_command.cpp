@@ -1,7 +1,8 @@
 // ddptrain generate DECK --checkpoint PATH --input PROMPTS.h5 --output OUT.h5: every prompt of
 // the input continued by the checkpoint's model (generate/generation.hpp), the batches dealt to
 // the ranks in turn, and the new tokens written into one file in the prompts' order. With
-// --prompt TEXT instead: one prompt of a byte-level model, printed with its continuation.
+// --prompt TEXT instead: one prompt, printed with its continuation: text as bytes, or as GPT-2's
+// tokens where data.tokenizer names its files (data/bpe_tokenizer.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "comm/make_communicator.hpp"
@@ -16,6 +18,7 @@
 #include "config/command_flags.hpp"
 #include "config/deck_text.hpp"
 #include "config/parse_config.hpp"
+#include "data/bpe_tokenizer.hpp"
 #include "data/prompts_file.hpp"
 #include "generate/generation_batch_size.hpp"
 #include "generate/row_words.hpp"
@@ -75,31 +78,65 @@ std::string printable(const std::string& text) {
   return out;
 }
 
-// generate --prompt TEXT: one prompt, its bytes as token ids, continued by rank 0 and printed.
+// The tokenizer of --prompt's text (data.tokenizer; none: each byte a token), refused before
+// anything is loaded where the model's vocabulary does not hold its ids.
+std::optional<BpeTokenizer> prompt_tokenizer(const std::string& directory, int64_t vocab) {
+  if (directory.empty()) {
+    if (vocab == 256) return std::nullopt;
+    throw ConfigError(fmt::format(
+        "--prompt takes text for a byte-level model (vocabulary 256); this one has {}: name its "
+        "tokenizer (data.tokenizer = DIR), or write a prompts file of token ids and use "
+        "--input/--output",
+        vocab));
+  }
+  BpeTokenizer tokenizer = BpeTokenizer::load(directory);
+  if (vocab < tokenizer.size()) {
+    throw ConfigError(fmt::format(
+        "--prompt: the tokenizer of data.tokenizer = {} has {} ids, more than this model's "
+        "vocabulary of {}: name the model's own tokenizer",
+        directory, tokenizer.size(), vocab));
+  }
+  return tokenizer;
+}
+
+// Text as token ids: the tokenizer's, or each byte an id.
+std::vector<int64_t> prompt_ids(const std::string& text,
+                                const std::optional<BpeTokenizer>& tokenizer) {
+  if (tokenizer) return tokenizer->encode(text);
+  std::vector<int64_t> bytes;
+  for (const char c : text) bytes.push_back(static_cast<unsigned char>(c));
+  return bytes;
+}
+
+// Token ids as text: the tokenizer's decoding, or each id a byte.
+std::string continuation_text(const std::vector<int64_t>& ids,
+                              const std::optional<BpeTokenizer>& tokenizer) {
+  if (tokenizer) return tokenizer->decode(ids);
+  std::string bytes;
+  for (const int64_t id : ids) bytes += static_cast<char>(id);
+  return bytes;
+}
+
+// generate --prompt TEXT: one prompt, its tokens (or bytes) as ids, continued by rank 0 and
+// printed as text.
 int generate_from_text(std::vector<std::string> rest, const std::string& checkpoint,
                        const std::string& text, MpiEnv& mpi) {
   log_messages_to_stderr();  // standard output holds the text alone
   const Config config = parse_config(rest);
   check_can_generate(config);
   const GenerationOptions options = generation_options(config, deck_data_info(config.data));
-  if (options.vocab != 256) {
-    throw ConfigError(fmt::format(
-        "--prompt takes text for a byte-level model (vocabulary 256); this one has {}: write a "
-        "prompts file of token ids and use --input/--output",
-        options.vocab));
-  }
+  const std::optional<BpeTokenizer> tokenizer =
+      prompt_tokenizer(config.data.tokenizer, options.vocab);
   if (mpi.world_rank() != 0) return 0;
   const Job job = set_up_job(config.train.threads);
   InferenceModel loaded = load_inference_model(config, checkpoint, job, /*comm=*/nullptr);
-  std::vector<int64_t> bytes;
-  for (const char c : text) bytes.push_back(static_cast<unsigned char>(c));
-  const Prompts prompt("--prompt", torch::tensor(bytes, torch::kLong),
-                       {0, static_cast<int64_t>(bytes.size())});
+  const std::vector<int64_t> ids = prompt_ids(text, tokenizer);
+  const Prompts prompt("--prompt", torch::tensor(ids, torch::kLong),
+                       {0, static_cast<int64_t>(ids.size())});
   prompt.check_fit(options.vocab, options.context);
   const GeneratedRow row =
       generate_batch(loaded.runnable(), prompt, {0}, options, loaded.device).front();
-  std::string continuation;
-  for (const int64_t token : row.tokens) continuation += static_cast<char>(token);
+  const std::string continuation = continuation_text(row.tokens, tokenizer);
   const std::string shown = printable(text + continuation);
   std::cout << shown << (shown.empty() || shown.back() != '\n' ? "\n" : "");
   return 0;

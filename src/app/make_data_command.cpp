@@ -1,6 +1,7 @@
 // ddptrain make-data KIND --output FILE: the synthetic datasets as HDF5 files, so users see the
 // layout ddptrain reads (data.type = hdf5 / tokens) and tests have data on disk; and prompts for
-// `ddptrain generate` from a text (data/prompts_file.hpp).
+// `ddptrain generate` from a text (data/prompts_file.hpp). Text is bytes, or GPT-2's tokens with
+// --tokenizer (data/bpe_tokenizer.hpp).
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
@@ -8,9 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <optional>
+#include <sstream>
 
 #include "app/commands.hpp"
 #include "comm/host_group.hpp"
+#include "data/bpe_tokenizer.hpp"
 #include "data/synthetic_tables.hpp"
 #include "h5/h5_dataset.hpp"
 #include "h5/h5_file.hpp"
@@ -42,6 +47,7 @@ struct MakeDataOptions {
   int64_t vocab = 256;
   int64_t val_tokens = 0;
   std::string from_text;
+  std::string tokenizer;
 };
 
 po::options_description make_data_options(MakeDataOptions& o) {
@@ -66,9 +72,13 @@ po::options_description make_data_options(MakeDataOptions& o) {
       "val-tokens", po::value(&o.val_tokens)->default_value(0),
       "tokens: also write val_tokens of this length")(
       "from-text", po::value(&o.from_text),
-      "tokens: the bytes of a text file as the stream (vocab 256; --val-tokens of them at its "
-      "end for validation); prompts (required): a text file, one prompt a line, each byte a "
-      "token id (vocab 256), empty lines skipped");
+      "tokens: a text file's tokens as the stream (--val-tokens of them at its end for "
+      "validation); prompts (required): a text file, one prompt a line, empty lines skipped. "
+      "Each byte a token id (vocab 256), or --tokenizer's tokens")(
+      "tokenizer", po::value(&o.tokenizer),
+      "with --from-text: directory with GPT-2's encoder.json + vocab.bpe (or vocab.json + "
+      "merges.txt); the vocab attribute is its size (50257 for GPT-2's); empty: text is bytes "
+      "(vocab 256), as data.tokenizer");
   return d;
 }
 
@@ -97,6 +107,9 @@ MakeDataOptions parse(const std::vector<std::string>& args) {
   }
   if (!o.from_text.empty() && o.kind != "prompts" && o.kind != "tokens") {
     throw ConfigError("make-data: --from-text goes with tokens and prompts only");
+  }
+  if (!o.tokenizer.empty() && o.from_text.empty()) {
+    throw ConfigError("make-data: --tokenizer goes with --from-text only");
   }
   if (o.output.empty())
     throw ConfigError(std::string("make-data: --output is required: ") + kMakeDataUsage);
@@ -141,32 +154,43 @@ void write_tables(const H5Node& root, const MakeDataOptions& o) {
   }
 }
 
-// A text file's bytes, each a token id.
-std::vector<int64_t> text_bytes(const std::string& path) {
-  std::ifstream text(path, std::ios::binary);
-  if (!text) throw DataError("make-data: cannot read '" + path + "'", Raised::kThisRank);
-  std::vector<int64_t> bytes;
-  for (char c = 0; text.get(c);) bytes.push_back(static_cast<unsigned char>(c));
-  return bytes;
+// A text file's bytes.
+std::string make_data_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw DataError("make-data: cannot read '" + path + "'", Raised::kThisRank);
+  std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  if (file.bad()) throw DataError("make-data: cannot read '" + path + "'", Raised::kThisRank);
+  return text;
 }
 
-// The stream: a Markov chain's, or a text's bytes (vocab 256, --val-tokens of them at its end).
-torch::Tensor token_stream(MakeDataOptions& o) {
+// Text as token ids: the tokenizer's, or each byte an id.
+std::vector<int64_t> make_data_ids(const std::string& text, const BpeTokenizer* tokenizer) {
+  if (tokenizer != nullptr) return tokenizer->encode(text);
+  return std::vector<int64_t>(reinterpret_cast<const unsigned char*>(text.data()),
+                              reinterpret_cast<const unsigned char*>(text.data()) + text.size());
+}
+
+int64_t make_data_vocab(const BpeTokenizer* tokenizer) {
+  return tokenizer != nullptr ? tokenizer->size() : 256;
+}
+
+// The stream: a Markov chain's, or a text's tokens (--val-tokens of them at its end).
+torch::Tensor token_stream(MakeDataOptions& o, const BpeTokenizer* tokenizer) {
   if (o.from_text.empty()) return markov_tokens(o.tokens + o.val_tokens, o.vocab, o.teacher.seed);
-  const std::vector<int64_t> bytes = text_bytes(o.from_text);
-  const auto total = static_cast<int64_t>(bytes.size());
+  const std::vector<int64_t> ids = make_data_ids(make_data_text(o.from_text), tokenizer);
+  const auto total = static_cast<int64_t>(ids.size());
   if (total < o.val_tokens + 2) {
-    throw DataError(fmt::format("make-data: '{}' holds {} bytes: too few for --val-tokens {}",
+    throw DataError(fmt::format("make-data: '{}' holds {} tokens: too few for --val-tokens {}",
                                 o.from_text, total, o.val_tokens),
                     Raised::kThisRank);
   }
-  o.vocab = 256;
+  o.vocab = make_data_vocab(tokenizer);
   o.tokens = total - o.val_tokens;
-  return torch::tensor(bytes, torch::kLong);
+  return torch::tensor(ids, torch::kLong);
 }
 
-void write_tokens(const H5Node& root, MakeDataOptions o) {
-  const torch::Tensor stream = token_stream(o);
+void write_tokens(const H5Node& root, MakeDataOptions o, const BpeTokenizer* tokenizer) {
+  const torch::Tensor stream = token_stream(o, tokenizer);
   const H5StoredAs stored = o.vocab <= kMaxUint16Vocab ? H5StoredAs::kUint16 : H5StoredAs::kUint32;
   using torch::indexing::Slice;
   for (const bool val : {false, true}) {
@@ -180,27 +204,29 @@ void write_tokens(const H5Node& root, MakeDataOptions o) {
   }
 }
 
-// One prompt a line of the text, its bytes as token ids.
-void write_prompts(const H5Node& root, const MakeDataOptions& o) {
-  std::ifstream text(o.from_text, std::ios::binary);
-  if (!text) throw DataError("make-data: cannot read '" + o.from_text + "'", Raised::kThisRank);
+// One prompt a line of the text, its tokens as ids.
+void write_prompts(const H5Node& root, const MakeDataOptions& o, const BpeTokenizer* tokenizer) {
+  std::istringstream text(make_data_text(o.from_text));
   // getline drops the newline; a line's other bytes (a carriage return too) stay in its prompt.
   std::vector<int64_t> tokens;
   std::vector<int64_t> offsets{0};
   std::string line;
   while (std::getline(text, line)) {
     if (line.empty()) continue;
-    for (const char c : line) tokens.push_back(static_cast<unsigned char>(c));
+    const std::vector<int64_t> ids = make_data_ids(line, tokenizer);
+    tokens.insert(tokens.end(), ids.begin(), ids.end());
     offsets.push_back(static_cast<int64_t>(tokens.size()));
   }
   if (offsets.size() < 2) {
     throw DataError("make-data: '" + o.from_text + "' holds no line with text", Raised::kThisRank);
   }
   const torch::Tensor ids = torch::tensor(tokens, torch::kLong);
+  const int64_t vocab = make_data_vocab(tokenizer);
   H5Dataset written =
-      root.create_dataset("tokens", torch::kLong, {ids.numel()}, H5StoredAs::kUint16);
+      root.create_dataset("tokens", torch::kLong, {ids.numel()},
+                          vocab <= kMaxUint16Vocab ? H5StoredAs::kUint16 : H5StoredAs::kUint32);
   written.write_rows(0, ids);
-  written.write_attribute("vocab", int64_t{256});
+  written.write_attribute("vocab", vocab);
   root.create_dataset("offsets", torch::kLong, {static_cast<int64_t>(offsets.size())})
       .write_rows(0, torch::tensor(offsets, torch::kLong));
 }
@@ -209,6 +235,10 @@ void write_prompts(const H5Node& root, const MakeDataOptions& o) {
 
 int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const MakeDataOptions o = parse(args);
+  // Every rank reads the tokenizer, so that each raises a fault in its files alike.
+  std::optional<BpeTokenizer> tokenizer;
+  if (!o.tokenizer.empty()) tokenizer = BpeTokenizer::load(o.tokenizer);
+  const BpeTokenizer* text_tokens = tokenizer ? &*tokenizer : nullptr;
   // Unwatched: make-data reads no deck, so there is no dist.timeout_s; the other ranks only wait
   // for rank 0, which writes the file alone.
   HostGroup every_rank(MPI_COMM_WORLD, /*watchdog=*/nullptr);
@@ -220,9 +250,9 @@ int make_data_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       root.write_attribute("generator", "ddptrain make-data " + ddptrain_version());
       root.write_attribute("seed", o.teacher.seed);
       if (o.kind == "tokens") {
-        write_tokens(root, o);
+        write_tokens(root, o, text_tokens);
       } else if (o.kind == "prompts") {
-        write_prompts(root, o);
+        write_prompts(root, o, text_tokens);
       } else {
         write_tables(root, o);
       }

@@ -70,6 +70,9 @@ OptionTable make_table(Config& c) {
            "training batches read ahead by a background thread while a step computes (and, on "
            "GPUs, pinned for an asynchronous copy); 0 = each batch is read when its step needs it",
            between(0, 64))
+      .add("data.tokenizer", &c.data.tokenizer,
+           "directory with GPT-2's encoder.json + vocab.bpe (or vocab.json + merges.txt), the "
+           "tokenizer of generate --prompt's text; empty: text is bytes (vocabulary 256)")
       .add_choice(
           "model.type", &c.model.type,
           "model: mlp | cnn (ResNet-style, images [C, H, W]) | gpt (decoder-only transformer, "

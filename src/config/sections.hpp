@@ -39,6 +39,7 @@ struct DataConfig {
   int64_t vocab = 0;          // tokens: vocabulary size if the file has no `vocab` attribute
   double val_fraction = 0.0;  // the last fraction of the rows held out for validation
   int64_t prefetch = 1;       // batches read ahead by a background thread; 0 = none
+  std::string tokenizer;      // GPT-2's tokenizer files (generate --prompt); empty: bytes
 };
 
 struct ModelConfig {

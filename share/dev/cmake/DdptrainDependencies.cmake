@@ -37,6 +37,13 @@ if(NOT DDPTRAIN_JSON_INCLUDE_DIR)
   message(FATAL_ERROR "ddptrain needs nlohmann/json.hpp: on Debian, apt-get install "
     "nlohmann-json3-dev (share/dev/setup.sh installs it)")
 endif()
+# ICU's common library (Debian: libicu-dev): the Unicode categories of GPT-2's pre-tokenizer
+# (src/data/bpe_tokenizer.cpp).
+find_package(ICU COMPONENTS uc)
+if(NOT ICU_FOUND)
+  message(FATAL_ERROR "ddptrain needs ICU (unicode/uchar.h, libicuuc): on Debian, apt-get install "
+    "libicu-dev (share/dev/setup.sh installs it)")
+endif()
 # The CPU GEMM of ddptrain's own kernels (src/models/cpu_gemm.cpp: the built-in models' linear
 # layers, the GPT's fused attention): oneDNN's sgemm where it runs AVX-512 kernels (Debian:
 # libdnnl-dev; LibTorch already loads libdnnl for its convolutions), else sgemm_ of the BLAS that

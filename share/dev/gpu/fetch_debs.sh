@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run HERE (a Debian 12 machine with the package registry): downloads the Debian packages that
 # the GPU machine lacks (Open MPI, parallel HDF5, Boost.Program_options, spdlog/fmt, GoogleTest,
-# and the libraries they load) into .gpu-debs/ at the repository root, which git ignores (it is
+# ICU, and the libraries they load) into .gpu-debs/ at the repository root, which git ignores (it is
 # added to .git/info/exclude) and `device run` carries (carry: [".gpu-debs"]).
 # The GPU machine brings its own C/C++ runtime, CUDA, NCCL and PyTorch; nothing basic is sent.
 # Usage: share/dev/gpu/fetch_debs.sh   (then: see build_and_test.sh)
@@ -21,6 +21,9 @@ packages=(
   libboost1.74-dev libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libgtest-dev
   # nlohmann/json, header-only (the safetensors header's parser).
   nlohmann-json3-dev
+  # ICU 72 (GPT-2's tokenizer's Unicode categories): the machine may hold another version's
+  # library, and no headers.
+  libicu-dev libicu72
 )
 # The libraries those load that a base system usually has (HDF5's libcurl and libssl, Kerberos,
 # GnuTLS, zlib...): build_and_test.sh links each in only where the GPU machine lacks its soname.
