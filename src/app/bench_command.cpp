@@ -30,19 +30,6 @@ const char* kBenchUsage =
     "                    [--step-factor 2] [--iters 20] [--warmup 5]\n"
     "                    [--ops all_reduce,reduce_scatter,all_gather]";
 
-int64_t take_bytes(std::vector<std::string>& args, const std::string& name, int64_t fallback) {
-  const std::string text = take_flag(args, name);
-  if (text.empty()) return fallback;
-  const std::optional<int64_t> bytes = parse_byte_size(text);
-  if (!bytes || *bytes <= 0) {
-    throw ConfigError(
-        fmt::format("--{} = '{}' is not a size (a whole number of bytes, optionally "
-                    "with K, KiB, M, MiB, G or GiB)",
-                    name, text));
-  }
-  return *bytes;
-}
-
 int64_t take_count(std::vector<std::string>& args, const std::string& name, int64_t fallback,
                    int64_t least) {
   constexpr int64_t kMost = 1000000;
@@ -76,8 +63,8 @@ std::vector<CollectiveOp> take_ops(std::vector<std::string>& args,
 
 CollectiveBenchOptions take_bench_options(std::vector<std::string>& args) {
   CollectiveBenchOptions o;
-  o.min_bytes = take_bytes(args, "min-bytes", o.min_bytes);
-  o.max_bytes = take_bytes(args, "max-bytes", o.max_bytes);
+  o.min_bytes = take_size_flag(args, "min-bytes", o.min_bytes);
+  o.max_bytes = take_size_flag(args, "max-bytes", o.max_bytes);
   if (o.min_bytes > o.max_bytes) {
     throw ConfigError(fmt::format("--min-bytes ({}) is larger than --max-bytes ({})",
                                   human_bytes(o.min_bytes), human_bytes(o.max_bytes)));

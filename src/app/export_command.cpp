@@ -1,9 +1,11 @@
-// ddptrain export DECK --checkpoint PATH --output DIR [--weights trained|average]: a checkpoint's
-// model as DIR/model.safetensors for the tools that serve models (Hugging Face transformers, vLLM,
-// llama.cpp's converters), and for the built-in GPT a config.json in Hugging Face's GPT-2 form, so
-// that GPT2LMHeadModel.from_pretrained(DIR) takes it: GPT-2's names (the built-in GPT's own), its
-// four Conv1D weights per block stored [in, out] (a Linear's transposed), no lm_head when tied.
-// Other models: the names and values of their own parameters and buffers.
+// ddptrain export DECK --checkpoint PATH --output DIR [--weights trained|average]
+// [--max-shard-size SIZE]: a checkpoint's model as DIR/model.safetensors (above SIZE, shards and
+// model.safetensors.index.json, as Hugging Face saves a model) for the tools that serve models
+// (Hugging Face transformers, vLLM, llama.cpp's converters), and for the built-in GPT a config.json
+// in Hugging Face's GPT-2 form, so that GPT2LMHeadModel.from_pretrained(DIR) takes it: GPT-2's
+// names (the built-in GPT's own), its four Conv1D weights per block stored [in, out] (a Linear's
+// transposed), no lm_head when tied. Other models: the names and values of their own parameters and
+// buffers.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -25,7 +27,10 @@ namespace ddpt {
 namespace {
 
 const char* kExportUsage =
-    "ddptrain export DECK --checkpoint PATH --output DIR [--weights trained|average]";
+    "ddptrain export DECK --checkpoint PATH --output DIR [--weights trained|average] "
+    "[--max-shard-size SIZE]";
+// Hugging Face's default shard size (save_pretrained's max_shard_size, "5GB"), in binary units.
+constexpr int64_t kDefaultMaxShardBytes = int64_t{5} << 30;
 
 std::vector<std::pair<std::string, torch::Tensor>> exported_tensors(Model& model, bool gpt) {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
@@ -76,6 +81,7 @@ int export_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const std::string checkpoint = take_required_flag(rest, "checkpoint", kExportUsage);
   const std::string output = take_required_flag(rest, "output", kExportUsage);
   const std::string weights = take_flag(rest, "weights");
+  const int64_t max_shard_bytes = take_size_flag(rest, "max-shard-size", kDefaultMaxShardBytes);
   if (!weights.empty() && weights != "trained" && weights != "average") {
     throw ConfigError("option '--weights' must be trained or average, not '" + weights + "'");
   }
@@ -93,11 +99,13 @@ int export_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const bool gpt = config.model.type == ModelType::kGpt;
   const auto tensors = exported_tensors(*loaded.model, gpt);
   const std::string kind = config.train.ema_decay > 0 ? "moving average" : "trained";
-  write_safetensors((dir / "model.safetensors").string(), tensors,
-                    {{"format", "pt"},
-                     {"ddptrain_checkpoint", checkpoint},
-                     {"ddptrain_step", std::to_string(loaded.step)},
-                     {"ddptrain_weights", kind}});
+  const std::vector<std::string> files =
+      write_safetensors_model(dir, tensors,
+                              {{"format", "pt"},
+                               {"ddptrain_checkpoint", checkpoint},
+                               {"ddptrain_step", std::to_string(loaded.step)},
+                               {"ddptrain_weights", kind}},
+                              max_shard_bytes);
   int64_t bytes = 0;
   for (const auto& [name, t] : tensors) bytes += t.numel() * static_cast<int64_t>(t.element_size());
   if (gpt) {
@@ -108,7 +116,9 @@ int export_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   }
   spdlog::info("export: {} tensors ({}) of {} (step {}, {} weights) -> {}{}", tensors.size(),
                human_bytes(bytes), checkpoint, loaded.step, kind,
-               (dir / "model.safetensors").string(), gpt ? " and config.json (GPT-2's form)" : "");
+               files.size() == 1 ? files.front()
+                                 : fmt::format("{} shards and {}", files.size() - 1, files.back()),
+               gpt ? " and config.json (GPT-2's form)" : "");
   return 0;
 }
 

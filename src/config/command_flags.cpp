@@ -1,5 +1,8 @@
 #include "config/command_flags.hpp"
 
+#include <fmt/format.h>
+
+#include "util/byte_size.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -38,6 +41,19 @@ std::string take_required_flag(std::vector<std::string>& args, const std::string
   std::string value = take_flag(args, name);
   if (value.empty()) throw ConfigError("option '--" + name + "' is required: usage: " + usage);
   return value;
+}
+
+int64_t take_size_flag(std::vector<std::string>& args, const std::string& name, int64_t fallback) {
+  const std::string text = take_flag(args, name);
+  if (text.empty()) return fallback;
+  const std::optional<int64_t> bytes = parse_byte_size(text);
+  if (!bytes || *bytes <= 0) {
+    throw ConfigError(
+        fmt::format("--{} = '{}' is not a size (a whole number of bytes, optionally "
+                    "with K, KiB, M, MiB, G or GiB)",
+                    name, text));
+  }
+  return *bytes;
 }
 
 }  // namespace ddpt

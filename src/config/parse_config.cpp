@@ -100,7 +100,8 @@ OptionTable make_table(Config& c) {
       .add("model.path", &c.model.path, "TorchScript model file (model.type = torchscript)")
       .add("model.init", &c.model.init,
            "weights to start from (then a fresh optimizer from step 0): a .safetensors file, a "
-           "directory holding model.safetensors, or a ddptrain checkpoint; GPT-2's names and "
+           "directory holding model.safetensors or Hugging Face's shards and "
+           "model.safetensors.index.json, or a ddptrain checkpoint; GPT-2's names and "
            "layout for model.type = gpt, the module's own names for torchscript")
       .add("model.activation_checkpointing", &c.model.activation_checkpointing,
            "built-in models: keep only each block's input in forward and compute the block "

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <numeric>
+
+#include "io/safetensors_index.hpp"
 #include "io/staged_file.hpp"
 #include "util/error.hpp"
 
@@ -85,6 +89,60 @@ void write_safetensors(const std::string& path,
                 static_cast<std::streamsize>(t.numel() * static_cast<int64_t>(t.element_size())));
     }
   });
+}
+
+namespace {
+
+// The files of an earlier export that are not among `written`: a single file beside shards, or
+// shards beside a single file, would leave two models in one directory.
+void remove_other_model_files(const std::filesystem::path& dir,
+                              const std::vector<std::string>& written) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const bool model_file =
+        name == kSafetensorsSingle || name == kSafetensorsIndex ||
+        (name.rfind("model-", 0) == 0 && name.find("-of-") != std::string::npos &&
+         entry.path().extension() == ".safetensors");
+    if (model_file &&
+        std::find(written.begin(), written.end(), entry.path().string()) == written.end()) {
+      std::filesystem::remove(entry.path());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> write_safetensors_model(
+    const std::filesystem::path& dir,
+    const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+    const std::map<std::string, std::string>& metadata, int64_t max_shard_bytes) {
+  std::vector<int64_t> bytes;
+  for (const auto& [name, t] : tensors)
+    bytes.push_back(t.numel() * static_cast<int64_t>(t.element_size()));
+  const auto shards = shard_ranges(bytes, max_shard_bytes);
+  std::vector<std::string> written;
+  if (shards.size() <= 1) {
+    written.push_back((dir / kSafetensorsSingle).string());
+    write_safetensors(written.back(), tensors, metadata);
+  } else {
+    std::map<std::string, std::string> weight_map;
+    for (size_t k = 0; k < shards.size(); ++k) {
+      const std::string name = shard_file_name(k, shards.size());
+      written.push_back((dir / name).string());
+      const std::vector<std::pair<std::string, torch::Tensor>> part(
+          tensors.begin() + static_cast<long>(shards[k].first),
+          tensors.begin() + static_cast<long>(shards[k].second));
+      for (const auto& [tensor, value] : part) weight_map.emplace(tensor, name);
+      write_safetensors(written.back(), part, metadata);
+    }
+    // Last: a reader that finds the index finds every shard it names.
+    const std::string json =
+        safetensors_index_json(weight_map, std::accumulate(bytes.begin(), bytes.end(), int64_t{0}));
+    written.push_back((dir / kSafetensorsIndex).string());
+    write_staged_file(written.back(), [&](std::ostream& out) { out << json; });
+  }
+  remove_other_model_files(dir, written);
+  return written;
 }
 
 }  // namespace ddpt

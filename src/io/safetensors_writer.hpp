@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
@@ -21,5 +22,14 @@ namespace ddpt {
 void write_safetensors(const std::string& path,
                        const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata);
+
+// A model's `tensors` into the directory `dir` as Hugging Face saves one: model.safetensors where
+// the whole is at most `max_shard_bytes`, else shards of at most that many bytes each
+// (io/safetensors_index.hpp) and the index naming each tensor's shard, written last. What an
+// earlier export of the other form left in `dir` is removed. Returns the files written.
+std::vector<std::string> write_safetensors_model(
+    const std::filesystem::path& dir,
+    const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+    const std::map<std::string, std::string>& metadata, int64_t max_shard_bytes);
 
 }  // namespace ddpt

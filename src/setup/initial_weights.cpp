@@ -12,6 +12,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/safetensors_file.hpp"
+#include "io/safetensors_index.hpp"
 #include "models/gpt2_layout.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
@@ -29,16 +30,6 @@ std::string first_few(const std::vector<std::string>& names) {
   return fmt::format("{}{}",
                      fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
                      names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "");
-}
-
-std::string safetensors_path(const std::string& path) {
-  if (!std::filesystem::is_directory(path)) return path;
-  const std::filesystem::path single = std::filesystem::path(path) / "model.safetensors";
-  if (std::filesystem::exists(single)) return single.string();
-  throw DataError(fmt::format("model.init '{}': a directory without model.safetensors (a model "
-                              "split into several files is not read yet)",
-                              path),
-                  Raised::kAllRanks);
 }
 
 // `value` (the file's, GPT-2's orientation undone) into `target`; a GPT's embedding or head of
@@ -65,38 +56,77 @@ void copy_into(torch::Tensor& target, torch::Tensor value, const std::string& na
   }
 }
 
-void load_safetensors(const std::string& path, Model& model, bool gpt) {
-  const SafetensorsFile file(safetensors_path(path));
-  std::map<std::string, torch::Tensor> wanted;
-  for (const NamedTensor& p : model.named_parameters()) wanted.emplace(p.name, p.tensor);
-  for (const NamedTensor& b : model.named_buffers()) wanted.emplace(b.name, b.tensor);
+// What one load has found so far, over every file of the model.
+struct LoadedTensors {
+  std::vector<std::string> unknown;            // the file's names the model lacks
+  std::map<std::string, std::string> file_of;  // the file's name -> the file it came from
+  std::set<std::string> loaded;                // the model's names
+  int64_t bytes_read = 0;
+};
+
+// The tensors of one safetensors file into the model's `wanted`; a name a shard before held too
+// is DataError.
+void load_file(const std::string& path, std::map<std::string, torch::Tensor>& wanted, bool gpt,
+               LoadedTensors& found) {
+  const SafetensorsFile file(path);
   const bool tied = gpt && wanted.count("lm_head.weight") == 0;
-  std::vector<std::string> unknown;
-  std::set<std::string> loaded;
   for (const SafetensorsEntry& entry : file.header().entries) {
+    const auto [earlier, first] = found.file_of.emplace(entry.name, path);
+    if (!first) {
+      throw DataError(
+          fmt::format("tensor '{}' is in both {} and {}", entry.name, earlier->second, path),
+          Raised::kAllRanks);
+    }
     const std::string name = model_name(entry.name, gpt);
     if (name.empty() || (tied && name == "lm_head.weight")) continue;
     const auto target = wanted.find(name);
     if (target == wanted.end()) {
-      unknown.push_back(entry.name);
+      found.unknown.push_back(entry.name);
       continue;
     }
     copy_into(target->second, file.read(entry), name, file.path(), gpt);
-    loaded.insert(name);
+    found.loaded.insert(name);
   }
+  found.bytes_read += file.bytes_read();
+}
+
+// Every tensor the index names is in the file it names.
+void check_weight_map(const SafetensorsModelFiles& files, const LoadedTensors& found,
+                      const std::string& path) {
+  for (const auto& [name, file] : files.weight_map) {
+    const auto at = found.file_of.find(name);
+    if (at == found.file_of.end() || at->second != file) {
+      throw DataError(fmt::format("{}/{}: tensor '{}' is not in {}, where the index puts it", path,
+                                  kSafetensorsIndex, name, file),
+                      Raised::kAllRanks);
+    }
+  }
+}
+
+void load_safetensors(const std::string& path, Model& model, bool gpt) {
+  const SafetensorsModelFiles files = safetensors_model_files(path);
+  std::map<std::string, torch::Tensor> wanted;
+  for (const NamedTensor& p : model.named_parameters()) wanted.emplace(p.name, p.tensor);
+  for (const NamedTensor& b : model.named_buffers()) wanted.emplace(b.name, b.tensor);
+  LoadedTensors found;
+  for (const std::string& file : files.files) load_file(file, wanted, gpt, found);
+  check_weight_map(files, found, path);
+  const std::vector<std::string>& unknown = found.unknown;
+  const std::set<std::string>& loaded = found.loaded;
   std::vector<std::string> missing;
   for (const auto& [name, tensor] : wanted) {
     if (loaded.count(name) == 0) missing.push_back(name);
   }
   if (!unknown.empty() || !missing.empty()) {
     throw DataError(
-        fmt::format("model.init '{}' does not fit the deck's model:{}{}", file.path(),
+        fmt::format("model.init '{}' does not fit the deck's model:{}{}", path,
                     unknown.empty() ? "" : " the model has no " + first_few(unknown) + ";",
                     missing.empty() ? "" : " the file has no " + first_few(missing)),
         Raised::kAllRanks);
   }
-  spdlog::info("weights: {} tensors ({}) read from {}", loaded.size(),
-               human_bytes(file.bytes_read()), file.path());
+  spdlog::info("weights: {} tensors ({}) read from {}{}", loaded.size(),
+               human_bytes(found.bytes_read), path,
+               files.files.size() > 1 ? fmt::format(" ({} shards)", files.files.size()) : "");
 }
 
 }  // namespace

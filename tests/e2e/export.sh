@@ -8,6 +8,8 @@
 #    with the checkpoint's weights, within 1e-5;
 #  - the moving average by default where the run kept one, the trained weights with
 #    --weights=trained;
+#  - above --max-shard-size, shards and model.safetensors.index.json as Hugging Face writes them,
+#    the same tensors bit for bit, read back by eval as the checkpoint; a bad index: exit 3;
 #  - bad input: exit code and line, nothing written.
 # Usage: export.sh MPIEXEC DDPTRAIN DECK (the deck is unused: gpt_tokens.cfg is trained).
 # DDPTRAIN_PYTHON: a Python with torch and h5py (default /usr/bin/python3).
@@ -114,6 +116,76 @@ for run, out, group, tied in (("tied", "tied_average", "ema", True), ("tied", "t
     assert worst <= 1e-5, f"{out}: logits differ by {worst}"
     print(f"{out}: GPT-2's layout, logits within {worst:.1e} of gpt.py's")
 PY
+
+# Shards: above --max-shard-size the export is Hugging Face's sharded form, written over the
+# single file of an earlier export into the same directory (which it removes); read back, it is
+# the same model: its tensors those of the single file, bit for bit, and eval of it the
+# checkpoint's loss.
+export_to tied sharded
+export_to tied sharded --max-shard-size=64KiB
+grep -q -- "-> [0-9]* shards and .*model.safetensors.index.json" "$work/sharded.txt" ||
+  fail "no shards in the export line: $(cat "$work/sharded.txt")"
+[[ ! -e $work/sharded/model.safetensors ]] || fail "the earlier single file is still there"
+"$python" - "$work" <<'PY' || fail "the shards are not the single file's model"
+import json, os, re, struct, sys
+import numpy as np
+work = sys.argv[1]
+
+def read(path):
+    data = open(path, "rb").read()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length])
+    header.pop("__metadata__")
+    body = data[8 + length:]
+    return {n: np.frombuffer(body[i["data_offsets"][0]:i["data_offsets"][1]], np.float32)
+            .reshape(i["shape"]) for n, i in header.items()}, len(body)
+
+single, _ = read(f"{work}/tied_average/model.safetensors")
+index = json.load(open(f"{work}/sharded/model.safetensors.index.json"))
+files = sorted(set(index["weight_map"].values()))
+assert len(files) > 1 and all(re.fullmatch(rf"model-\d{{5}}-of-{len(files):05d}\.safetensors", f)
+                              for f in files), files
+assert sorted(f for f in os.listdir(f"{work}/sharded") if f.endswith(".safetensors")) == files
+merged, total = {}, 0
+for f in files:
+    tensors, size = read(f"{work}/sharded/{f}")
+    assert size <= 64 * 1024 or len(tensors) == 1, f"{f}: {size} bytes in {len(tensors)} tensors"
+    assert all(index["weight_map"][n] == f for n in tensors), f
+    assert not set(tensors) & set(merged), f
+    merged.update(tensors)
+    total += size
+assert index["metadata"]["total_size"] == total, (index["metadata"], total)
+assert set(merged) == set(single) and all(np.array_equal(merged[n], single[n]) for n in single)
+print(f"{len(files)} shards of at most 64 KiB: the single file's {len(single)} tensors, bit for bit")
+PY
+eval_loss() {  # CHECKPOINT: eval's result line ("eval: loss ... perplexity ...")
+  "$ddptrain" eval "$work/tied/config.cfg" --checkpoint "$1" --train.threads=1 2>&1 |
+    grep "^eval: loss" || true
+}
+from_checkpoint=$(eval_loss "$work/tied/checkpoints/latest")
+from_shards=$(eval_loss "$work/sharded")
+[[ -n $from_checkpoint && $from_checkpoint == "$from_shards" ]] ||
+  fail "eval of the shards: '$from_shards', of the checkpoint: '$from_checkpoint'"
+cp -r "$work/sharded" "$work/bad_index"
+echo '{"weight_map": ' >"$work/bad_index/model.safetensors.index.json"
+rc=0
+message=$("$ddptrain" eval "$work/tied/config.cfg" --checkpoint "$work/bad_index" 2>&1) || rc=$?
+[[ $rc -eq 3 ]] || fail "exit $rc, not 3, for an index that is not JSON: $message"
+expect_message "model.safetensors.index.json: not JSON"
+first_shard=$(ls "$work/sharded" | grep -m1 "^model-")
+"$python" - "$work/sharded/model.safetensors.index.json" "$work/moved_index.json" "$first_shard" <<'PY'
+import json, sys
+index = json.load(open(sys.argv[1]))
+name = next(n for n, f in index["weight_map"].items() if f != sys.argv[3])
+index["weight_map"][name] = sys.argv[3]  # a tensor put in a shard that does not hold it
+json.dump(index, open(sys.argv[2], "w"))
+PY
+cp "$work/moved_index.json" "$work/bad_index/model.safetensors.index.json"
+rc=0
+message=$("$ddptrain" eval "$work/tied/config.cfg" --checkpoint "$work/bad_index" 2>&1) || rc=$?
+[[ $rc -eq 3 ]] || fail "exit $rc, not 3, for an index that puts a tensor in the wrong shard: $message"
+expect_message "where the index puts it"
+echo "sharded export: $from_shards, as the checkpoint's"
 
 rc=0
 message=$("$ddptrain" export "$gpt" --checkpoint "$work/missing.h5" --output "$work/none" 2>&1) || rc=$?

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "io/safetensors_file.hpp"
+#include "io/safetensors_index.hpp"
 #include "io/safetensors_writer.hpp"
 #include "util/error.hpp"
 
@@ -125,6 +126,16 @@ TEST(Safetensors, MalformedFilesAreRefusedWithTheReason) {
 }
 
 // A file cut short after it was written whole (a copy that did not finish).
+// Shards fill up to the cap in order; a tensor larger than the cap sits alone in its own.
+TEST(Safetensors, ShardsFillUpToTheCapInOrder) {
+  using Ranges = std::vector<std::pair<size_t, size_t>>;
+  EXPECT_EQ(shard_ranges({10, 20, 30}, 100), (Ranges{{0, 3}}));
+  EXPECT_EQ(shard_ranges({40, 40, 40, 40}, 100), (Ranges{{0, 2}, {2, 4}}));
+  EXPECT_EQ(shard_ranges({10, 500, 10, 10}, 100), (Ranges{{0, 1}, {1, 2}, {2, 4}}));
+  EXPECT_EQ(shard_ranges({}, 100), Ranges{});
+  EXPECT_EQ(shard_file_name(0, 12), "model-00001-of-00012.safetensors");
+}
+
 TEST(Safetensors, TruncatedFileIsRefused) {
   const std::string path = temp_path("cut.safetensors");
   write_safetensors(path, {{"a", torch::ones({4})}, {"b", torch::ones({4})}}, {});
