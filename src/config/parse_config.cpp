@@ -103,6 +103,10 @@ OptionTable make_table(Config& c) {
            "directory holding model.safetensors or Hugging Face's shards and "
            "model.safetensors.index.json, or a ddptrain checkpoint; GPT-2's names and "
            "layout for model.type = gpt, the module's own names for torchscript")
+      .add("model.init_skip", &c.model.init_skip,
+           "tensors model.init leaves as initialised (a new head, a resized layer): shell globs "
+           "on the model's tensor names, comma separated (e.g. 'lm_head.*'); the file need not "
+           "hold them and what it holds of them is not read")
       .add("model.activation_checkpointing", &c.model.activation_checkpointing,
            "built-in models: keep only each block's input in forward and compute the block "
            "again in backward (GPT: each transformer block; CNN: each residual block; MLP: each "
@@ -381,6 +385,9 @@ void check_option_pairs(const Config& config) {
   }
   if (config.model.type == ModelType::kTorchScript && config.model.path.empty()) {
     throw ConfigError("option 'model.path' is required when model.type = torchscript");
+  }
+  if (!config.model.init_skip.empty() && config.model.init.empty()) {
+    throw ConfigError("option 'model.init_skip' needs model.init (the weights it leaves out of)");
   }
 }
 

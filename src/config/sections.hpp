@@ -46,18 +46,19 @@ struct ModelConfig {
   ModelType type = ModelType::kMlp;
   std::string hidden = "256,256";  // MLP hidden widths, comma separated
   std::string channels =
-      "16,32,64";        // CNN: width of each stage (stages after the first halve H, W)
-  int64_t blocks = 1;    // CNN: residual blocks per stage
-  int64_t n_layer = 4;   // GPT: transformer blocks
-  int64_t n_head = 4;    // GPT: attention heads (divides n_embd)
-  int64_t n_embd = 128;  // GPT: width
-  int64_t block = 0;     // GPT: longest context; 0 = data.block
-  int64_t vocab = 0;     // GPT: embedding rows; 0 = the data's vocabulary
-  double dropout = 0.0;  // GPT: dropout on embeddings, attention and residuals
-  bool tie = true;       // GPT: the output head shares the token embedding
-  std::string path;      // TorchScript file (model.type = torchscript)
-  std::string init;      // weights to start from: a .safetensors file or directory, a checkpoint
-  std::string freeze;    // parameters not trained: globs on names, comma separated
+      "16,32,64";         // CNN: width of each stage (stages after the first halve H, W)
+  int64_t blocks = 1;     // CNN: residual blocks per stage
+  int64_t n_layer = 4;    // GPT: transformer blocks
+  int64_t n_head = 4;     // GPT: attention heads (divides n_embd)
+  int64_t n_embd = 128;   // GPT: width
+  int64_t block = 0;      // GPT: longest context; 0 = data.block
+  int64_t vocab = 0;      // GPT: embedding rows; 0 = the data's vocabulary
+  double dropout = 0.0;   // GPT: dropout on embeddings, attention and residuals
+  bool tie = true;        // GPT: the output head shares the token embedding
+  std::string path;       // TorchScript file (model.type = torchscript)
+  std::string init;       // weights to start from: a .safetensors file or directory, a checkpoint
+  std::string init_skip;  // tensors model.init leaves as initialised: globs, comma separated
+  std::string freeze;     // parameters not trained: globs on names, comma separated
   bool activation_checkpointing = false;  // built-in models: blocks recomputed in backward
 };
 

@@ -16,6 +16,7 @@
 #include "models/gpt2_layout.hpp"
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
+#include "util/glob_list.hpp"
 
 namespace ddpt {
 namespace {
@@ -58,6 +59,8 @@ void copy_into(torch::Tensor& target, torch::Tensor value, const std::string& na
 
 // What one load has found so far, over every file of the model.
 struct LoadedTensors {
+  explicit LoadedTensors(const std::string& skip) : skip(skip) {}
+  GlobList skip;                               // model.init_skip: names neither read nor required
   std::vector<std::string> unknown;            // the file's names the model lacks
   std::map<std::string, std::string> file_of;  // the file's name -> the file it came from
   std::set<std::string> loaded;                // the model's names
@@ -78,7 +81,7 @@ void load_file(const std::string& path, std::map<std::string, torch::Tensor>& wa
           Raised::kAllRanks);
     }
     const std::string name = model_name(entry.name, gpt);
-    if (name.empty() || (tied && name == "lm_head.weight")) continue;
+    if (name.empty() || (tied && name == "lm_head.weight") || found.skip.matches(name)) continue;
     const auto target = wanted.find(name);
     if (target == wanted.end()) {
       found.unknown.push_back(entry.name);
@@ -103,30 +106,42 @@ void check_weight_map(const SafetensorsModelFiles& files, const LoadedTensors& f
   }
 }
 
-void load_safetensors(const std::string& path, Model& model, bool gpt) {
+void load_safetensors(const std::string& path, Model& model, bool gpt, const std::string& skip) {
   const SafetensorsModelFiles files = safetensors_model_files(path);
   std::map<std::string, torch::Tensor> wanted;
   for (const NamedTensor& p : model.named_parameters()) wanted.emplace(p.name, p.tensor);
   for (const NamedTensor& b : model.named_buffers()) wanted.emplace(b.name, b.tensor);
-  LoadedTensors found;
+  LoadedTensors found(skip);
   for (const std::string& file : files.files) load_file(file, wanted, gpt, found);
   check_weight_map(files, found, path);
   const std::vector<std::string>& unknown = found.unknown;
   const std::set<std::string>& loaded = found.loaded;
   std::vector<std::string> missing;
+  int64_t left = 0;  // as initialised, by model.init_skip
   for (const auto& [name, tensor] : wanted) {
-    if (loaded.count(name) == 0) missing.push_back(name);
+    if (loaded.count(name) != 0) continue;
+    if (found.skip.matches(name)) {
+      ++left;
+    } else {
+      missing.push_back(name);
+    }
+  }
+  for (const std::string& glob : found.skip.unused()) {
+    throw ConfigError("option 'model.init_skip': pattern '" + glob + "' matches no tensor of " +
+                      path + " or of the deck's model");
   }
   if (!unknown.empty() || !missing.empty()) {
     throw DataError(
-        fmt::format("model.init '{}' does not fit the deck's model:{}{}", path,
+        fmt::format("model.init '{}' does not fit the deck's model:{}{}{}", path,
                     unknown.empty() ? "" : " the model has no " + first_few(unknown) + ";",
-                    missing.empty() ? "" : " the file has no " + first_few(missing)),
+                    missing.empty() ? "" : " the file has no " + first_few(missing),
+                    " (model.init_skip leaves tensors as initialised)"),
         Raised::kAllRanks);
   }
-  spdlog::info("weights: {} tensors ({}) read from {}{}", loaded.size(),
+  spdlog::info("weights: {} tensors ({}) read from {}{}{}", loaded.size(),
                human_bytes(found.bytes_read), path,
-               files.files.size() > 1 ? fmt::format(" ({} shards)", files.files.size()) : "");
+               files.files.size() > 1 ? fmt::format(" ({} shards)", files.files.size()) : "",
+               left > 0 ? fmt::format("; {} left as initialised (model.init_skip)", left) : "");
 }
 
 }  // namespace
@@ -137,16 +152,21 @@ bool is_hdf5_file(const std::string& path) {
   return in.read(signature, 8) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
 }
 
-void load_initial_weights(const std::string& path, Model& model, bool gpt) {
+void load_initial_weights(const std::string& path, Model& model, bool gpt,
+                          const std::string& skip) {
   if (!std::filesystem::exists(path)) {
     throw DataError("model.init '" + path + "': no such file or directory", Raised::kAllRanks);
   }
   if (is_hdf5_file(path)) {
+    if (!skip.empty()) {
+      throw ConfigError("option 'model.init_skip' is for safetensors files; '" + path +
+                        "' is a ddptrain checkpoint, whose model is loaded whole");
+    }
     load_model_weights(path, model.named_parameters(), model.named_buffers());
     spdlog::info("weights: the model of checkpoint {}", path);
     return;
   }
-  load_safetensors(path, model, gpt);
+  load_safetensors(path, model, gpt, skip);
 }
 
 }  // namespace ddpt

@@ -8,7 +8,8 @@
 // buffers `.attn.bias` and `.attn.masked_bias` skipped; F32, F16 or BF16 values; a vocabulary
 // smaller than model.vocab padded with rows of zeros (GPT-2's 50257 in a model of 50304). Other
 // models read their own parameter and buffer names. A tensor the model has and the file lacks,
-// or the other way round, or of another shape, is an error naming it (exit 3).
+// or the other way round, or of another shape, is an error naming it (exit 3), unless
+// model.init_skip names it.
 #pragma once
 
 #include <string>
@@ -22,7 +23,10 @@ namespace ddpt {
 bool is_hdf5_file(const std::string& path);
 
 // Loads `path` into `model` (on the host, before it is placed or sharded); every rank reads the
-// file itself. `gpt`: the built-in GPT's layout rules above. DataError (exit 3) naming the file.
-void load_initial_weights(const std::string& path, Model& model, bool gpt);
+// file itself. `gpt`: the built-in GPT's layout rules above. `skip` (model.init_skip): globs on
+// the model's tensor names left as initialised: not required in the file, not read from it.
+// DataError (exit 3) naming the file; ConfigError (exit 2) for a glob that matches nothing.
+void load_initial_weights(const std::string& path, Model& model, bool gpt,
+                          const std::string& skip = "");
 
 }  // namespace ddpt

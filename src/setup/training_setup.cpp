@@ -60,7 +60,8 @@ void make_data_and_model(const Config& config, TrainingSetup& setup) {
           "option 'model.init' does not go with ddp.zero = 3 yet (each rank would "
           "read its own slices): train with ddp.zero <= 2");
     }
-    load_initial_weights(config.model.init, *setup.model, config.model.type == ModelType::kGpt);
+    load_initial_weights(config.model.init, *setup.model, config.model.type == ModelType::kGpt,
+                         config.model.init_skip);
   }
   setup.freeze = freeze_parameters(*setup.model, config.model.freeze);
 }

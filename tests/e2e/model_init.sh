@@ -11,6 +11,8 @@
 #  - export -> read back: generate from a checkpoint and from its export give the same file;
 #  - bad files (a shape the deck's model does not have, a tensor it does not have, a missing
 #    one, a truncated file): exit 3, the line, no run directory.
+#  - model.init_skip: tensors left as initialised (the file lacks them, or the model does); a glob
+#    that matches nothing: exit 2;
 # Usage: model_init.sh MPIEXEC DDPTRAIN DECK (the deck is unused: gpt_tokens.cfg is the model).
 # DDPTRAIN_PYTHON: a Python with torch and h5py (default /usr/bin/python3).
 set -euo pipefail
@@ -165,4 +167,28 @@ refused missing "the file has no h.2.attn.c_attn.bias" --model.init="$work/plain
 head -c 4000 "$work/plain.safetensors" >"$work/cut.safetensors"
 refused truncated "a truncated file?" --model.init="$work/cut.safetensors" --model.n_layer=2 \
   --model.n_embd=32
+# model.init_skip leaves what it names as initialised: a file without the model's third block,
+# and a file with a block the model lacks, both train; a glob that matches nothing is exit 2.
+skipped() {  # NAME [OPTION...]: trains, and says what it left as initialised
+  local name=$1
+  shift
+  "$ddptrain" train "$gpt" --model.n_head=4 --model.vocab=256 --train.threads=1 \
+    --run.dir="$work/skipped_$name" --train.steps=2 "$@" >"$work/skipped_$name.txt" 2>&1 ||
+    { cat "$work/skipped_$name.txt"; fail "$name: model.init_skip did not let it train"; }
+  grep -q "left as initialised (model.init_skip)" "$work/skipped_$name.txt" ||
+    grep -q "read from" "$work/skipped_$name.txt" || fail "$name: no weights line"
+}
+skipped missing --model.init="$work/plain.safetensors" --model.n_layer=3 --model.n_embd=32 \
+  --model.init_skip='h.2.*'
+grep -q "; 12 left as initialised (model.init_skip)" "$work/skipped_missing.txt" ||
+  fail "the third block's 12 tensors are not reported as left: $(grep weights: "$work/skipped_missing.txt")"
+skipped unknown --model.init="$work/prefixed.safetensors" --model.tie=false --model.n_layer=1 \
+  --model.n_embd=32 --model.init_skip='h.1.*'
+rc=0
+message=$("$ddptrain" train "$gpt" --model.n_head=4 --model.vocab=256 --train.threads=1 \
+  --model.n_layer=2 --model.n_embd=32 --model.init="$work/plain.safetensors" \
+  --model.init_skip='h.7.*' --run.dir="$work/skip_typo" --train.steps=2 2>&1) || rc=$?
+[[ $rc -eq 2 ]] || fail "exit $rc, not 2, for a model.init_skip glob that matches nothing: $message"
+expect_message "option 'model.init_skip': pattern 'h.7.*' matches no tensor"
+[[ ! -e $work/skip_typo/metrics.h5 ]] || fail "a refused run wrote its metrics"
 echo "model.init checks passed"
