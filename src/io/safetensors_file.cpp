@@ -188,10 +188,7 @@ const SafetensorsEntry* SafetensorsFile::find(const std::string& name) const {
   return nullptr;
 }
 
-torch::Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {
-  const torch::ScalarType type = known_dtypes().at(entry.dtype).type;
-  torch::Tensor values = torch::empty(entry.shape, torch::TensorOptions(type));
-  auto* out = static_cast<char*>(values.data_ptr());
+void SafetensorsFile::read_bytes(const SafetensorsEntry& entry, char* out) const {
   int64_t done = 0;
   const int64_t bytes = entry.end - entry.begin;
   while (done < bytes) {
@@ -204,6 +201,21 @@ torch::Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {
     done += got;
   }
   bytes_read_ += bytes;
+}
+
+bool SafetensorsFile::read_into(const SafetensorsEntry& entry, torch::Tensor& target) const {
+  if (entry.dtype != "F32" || !target.device().is_cpu() || target.scalar_type() != torch::kFloat ||
+      !target.is_contiguous() || target.sizes() != c10::IntArrayRef(entry.shape)) {
+    return false;
+  }
+  read_bytes(entry, static_cast<char*>(target.data_ptr()));
+  return true;
+}
+
+torch::Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {
+  const torch::ScalarType type = known_dtypes().at(entry.dtype).type;
+  torch::Tensor values = torch::empty(entry.shape, torch::TensorOptions(type));
+  read_bytes(entry, static_cast<char*>(values.data_ptr()));
   // Float16 and bfloat16 widen to float32 exactly.
   return type == torch::kHalf || type == torch::kBFloat16 ? values.to(torch::kFloat) : values;
 }

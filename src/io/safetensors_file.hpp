@@ -48,10 +48,15 @@ class SafetensorsFile {
   // The tensor's values on the host: F32, F16 and BF16 as float32 (exactly), the integer and
   // bool types as their own. DataError if the read fails.
   torch::Tensor read(const SafetensorsEntry& entry) const;
+  // F32 data straight into `target` (a contiguous float32 host tensor of the entry's shape),
+  // without a copy: true; false, reading nothing, for any other entry or target.
+  bool read_into(const SafetensorsEntry& entry, torch::Tensor& target) const;
   // Bytes of tensor data read so far.
   int64_t bytes_read() const { return bytes_read_; }
 
  private:
+  void read_bytes(const SafetensorsEntry& entry, char* out) const;
+
   std::string path_;
   int fd_ = -1;
   int64_t data_start_ = 0;

@@ -17,6 +17,7 @@
 #include "util/byte_size.hpp"
 #include "util/error.hpp"
 #include "util/glob_list.hpp"
+#include "util/stopwatch.hpp"
 
 namespace ddpt {
 namespace {
@@ -31,6 +32,24 @@ std::string first_few(const std::vector<std::string>& names) {
   return fmt::format("{}{}",
                      fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
                      names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "");
+}
+
+// The entry read straight into the model's tensor where the file stores it as the model keeps it
+// (float32 of the same shape; a GPT's vocabulary rows, padded with zero rows): most of a model,
+// with no copy. False, reading nothing, where it needs converting (GPT-2's Conv1D weights, other
+// dtypes) or another shape (copy_into says which).
+bool read_in_place(const SafetensorsFile& file, const SafetensorsEntry& entry,
+                   torch::Tensor& target, const std::string& name, bool gpt) {
+  if (gpt && gpt2_conv1d_weight(name)) return false;
+  const bool vocab_rows = gpt && (name == "wte.weight" || name == "lm_head.weight");
+  if (vocab_rows && entry.shape.size() == 2 && target.dim() == 2 &&
+      entry.shape[1] == target.size(1) && entry.shape[0] < target.size(0)) {
+    torch::Tensor rows = target.narrow(0, 0, entry.shape[0]);
+    if (!file.read_into(entry, rows)) return false;
+    target.narrow(0, entry.shape[0], target.size(0) - entry.shape[0]).zero_();
+    return true;
+  }
+  return file.read_into(entry, target);
 }
 
 // `value` (the file's, GPT-2's orientation undone) into `target`; a GPT's embedding or head of
@@ -87,7 +106,10 @@ void load_file(const std::string& path, std::map<std::string, torch::Tensor>& wa
       found.unknown.push_back(entry.name);
       continue;
     }
-    copy_into(target->second, file.read(entry), name, file.path(), gpt);
+    torch::NoGradGuard no_grad;
+    if (!read_in_place(file, entry, target->second, name, gpt)) {
+      copy_into(target->second, file.read(entry), name, file.path(), gpt);
+    }
     found.loaded.insert(name);
   }
   found.bytes_read += file.bytes_read();
@@ -106,7 +128,8 @@ void check_weight_map(const SafetensorsModelFiles& files, const LoadedTensors& f
   }
 }
 
-void load_safetensors(const std::string& path, Model& model, bool gpt, const std::string& skip) {
+int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const std::string& skip) {
+  const Stopwatch clock;
   const SafetensorsModelFiles files = safetensors_model_files(path);
   std::map<std::string, torch::Tensor> wanted;
   for (const NamedTensor& p : model.named_parameters()) wanted.emplace(p.name, p.tensor);
@@ -138,10 +161,14 @@ void load_safetensors(const std::string& path, Model& model, bool gpt, const std
                     " (model.init_skip leaves tensors as initialised)"),
         Raised::kAllRanks);
   }
-  spdlog::info("weights: {} tensors ({}) read from {}{}{}", loaded.size(),
-               human_bytes(found.bytes_read), path,
+  const double seconds = clock.seconds();
+  spdlog::info("weights: {} tensors ({}) read from {} in {:.3g} s ({}/s){}{}", loaded.size(),
+               human_bytes(found.bytes_read), path, seconds,
+               human_bytes(static_cast<int64_t>(static_cast<double>(found.bytes_read) /
+                                                std::max(seconds, 1e-9))),
                files.files.size() > 1 ? fmt::format(" ({} shards)", files.files.size()) : "",
                left > 0 ? fmt::format("; {} left as initialised (model.init_skip)", left) : "");
+  return found.bytes_read;
 }
 
 }  // namespace
@@ -152,8 +179,8 @@ bool is_hdf5_file(const std::string& path) {
   return in.read(signature, 8) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
 }
 
-void load_initial_weights(const std::string& path, Model& model, bool gpt,
-                          const std::string& skip) {
+std::optional<int64_t> load_initial_weights(const std::string& path, Model& model, bool gpt,
+                                            const std::string& skip) {
   if (!std::filesystem::exists(path)) {
     throw DataError("model.init '" + path + "': no such file or directory", Raised::kAllRanks);
   }
@@ -164,9 +191,9 @@ void load_initial_weights(const std::string& path, Model& model, bool gpt,
     }
     load_model_weights(path, model.named_parameters(), model.named_buffers());
     spdlog::info("weights: the model of checkpoint {}", path);
-    return;
+    return std::nullopt;
   }
-  load_safetensors(path, model, gpt, skip);
+  return load_safetensors(path, model, gpt, skip);
 }
 
 }  // namespace ddpt

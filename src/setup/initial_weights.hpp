@@ -12,6 +12,8 @@
 // model.init_skip names it.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "models/model.hpp"
@@ -26,7 +28,8 @@ bool is_hdf5_file(const std::string& path);
 // file itself. `gpt`: the built-in GPT's layout rules above. `skip` (model.init_skip): globs on
 // the model's tensor names left as initialised: not required in the file, not read from it.
 // DataError (exit 3) naming the file; ConfigError (exit 2) for a glob that matches nothing.
-void load_initial_weights(const std::string& path, Model& model, bool gpt,
-                          const std::string& skip = "");
+// Returns the bytes of tensor data this process read (safetensors; nullopt for a checkpoint).
+std::optional<int64_t> load_initial_weights(const std::string& path, Model& model, bool gpt,
+                                            const std::string& skip = "");
 
 }  // namespace ddpt

@@ -1,5 +1,7 @@
 #include "setup/training_setup.hpp"
 
+#include <fmt/ranges.h>
+
 #include <cstdlib>
 
 #include "comm/make_communicator.hpp"
@@ -12,7 +14,9 @@
 #include "setup/run_options.hpp"
 #include "setup/sharding.hpp"
 #include "setup/test_faults.hpp"
+#include "util/byte_size.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/version.hpp"
 
 namespace ddpt {
@@ -42,6 +46,17 @@ void check_validation_split(const Config& config, const DataSplits& data) {
 // The data and the model, memory checked before anything large is allocated: synthetic data are
 // made in memory from the deck alone, so before make_datasets; a data file is read batch by
 // batch, so after it, from the shape make_datasets read (not opening the file a second time).
+// What each rank read of model.init's file, on rank 0's output: without ZeRO-3 every rank reads
+// the whole file itself.
+void report_bytes_read(std::optional<int64_t> bytes, HostGroup& group) {
+  if (!bytes || group.size() == 1) return;
+  const std::vector<std::string> all =
+      group.all_gather("model.init's bytes read", std::to_string(*bytes));
+  std::vector<std::string> each;
+  for (const std::string& b : all) each.push_back(human_bytes(std::stoll(b)));
+  spdlog::info("weights: read by each rank: {}", fmt::join(each, ", "));
+}
+
 void make_data_and_model(const Config& config, TrainingSetup& setup) {
   const bool synthetic =
       config.data.type != DataType::kHdf5 && config.data.type != DataType::kTokens;
@@ -60,8 +75,10 @@ void make_data_and_model(const Config& config, TrainingSetup& setup) {
           "option 'model.init' does not go with ddp.zero = 3 yet (each rank would "
           "read its own slices): train with ddp.zero <= 2");
     }
-    load_initial_weights(config.model.init, *setup.model, config.model.type == ModelType::kGpt,
-                         config.model.init_skip);
+    report_bytes_read(
+        load_initial_weights(config.model.init, *setup.model, config.model.type == ModelType::kGpt,
+                             config.model.init_skip),
+        group);
   }
   setup.freeze = freeze_parameters(*setup.model, config.model.freeze);
 }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# model.init's import of GPT-2 124M's published layout (a safetensors file of random float32
+# weights, make_gpt2_safetensors.py: 475 MiB, 148 tensors, 48 of them Conv1D weights stored
+# [in, out] that are transposed on the way in) against reading the same file with dd, in the
+# same run: from the page cache (ROUNDS rounds, dd and ddptrain in turns) and, where
+# /proc/sys/vm/drop_caches can be written, from the disk (one round, the cache dropped before
+# each). Then the bytes each rank read at 1 to 4 ranks (every rank reads the whole file itself),
+# and ddp.zero = 3, which model.init does not take yet. Prints figures; asserts nothing.
+#   share/dev/bench/import_speed.sh [ROUNDS] [DDPTRAIN]     (defaults: 3, build/bin/ddptrain)
+set -euo pipefail
+rounds=${1:-3}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+ddptrain=$(realpath "${2:-$repo/build/bin/ddptrain}")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+file=$work/gpt2.safetensors
+/usr/bin/python3 "$repo/share/dev/bench/make_gpt2_safetensors.py" "$file"
+sync  # the file written back to the disk before anything is timed
+bytes=$(stat -c %s "$file")
+# GPT-2 small's shapes on the gpt_tokens deck's synthetic data (the vocabulary padded to 50304).
+gpt2=(--model.n_layer=12 --model.n_head=12 --model.n_embd=768 --model.vocab=50304
+  --model.block=1024 --model.init="$file" --train.steps=1 --log.every=1)
+
+import_line() {  # RANKS [OPTION...]: the weights lines of one run (rank 0's output)
+  local ranks=$1
+  shift
+  mpirun -np "$ranks" --oversubscribe "$ddptrain" train "$repo/inputs/gpt_tokens.cfg" "${gpt2[@]}" \
+    --train.global_batch="$ranks" --run.dir="$work/run" "$@" 2>&1 | grep -E "^weights|error" || true
+}
+mib_per_s() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", b / s / 1048576 }'; }
+dd_seconds() {
+  dd if="$file" of=/dev/null bs=16M 2>&1 | sed -n 's/.* copied, \([0-9.e-]*\) s.*/\1/p'
+}
+ddptrain_seconds() {
+  import_line 1 | sed -n 's/^weights: .* in \([0-9.e-]*\) s .*/\1/p'
+}
+drop_cache() { sync && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; }
+
+echo "== $(basename "$file"): $bytes bytes; ddptrain $ddptrain"
+dd_seconds >/dev/null  # the file into the page cache
+printf '%-22s %12s %12s %8s\n' "round" "dd MiB/s" "import MiB/s" "ratio"
+ratios=()
+for ((r = 1; r <= rounds; r++)); do
+  if ((r % 2)); then d=$(dd_seconds); t=$(ddptrain_seconds); else t=$(ddptrain_seconds); d=$(dd_seconds); fi
+  ratio=$(awk -v d="$d" -v t="$t" 'BEGIN { printf "%.3f", d / t }')
+  ratios+=("$ratio")
+  printf '%-22s %12s %12s %8s\n' "page cache $r" "$(mib_per_s "$bytes" "$d")" \
+    "$(mib_per_s "$bytes" "$t")" "$ratio"
+done
+echo "page cache: import / dd median $(printf '%s\n' "${ratios[@]}" | sort -n |
+  awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')"
+if drop_cache; then
+  d=$(dd_seconds)
+  drop_cache
+  t=$(ddptrain_seconds)
+  printf '%-22s %12s %12s %8s\n' "from the disk" "$(mib_per_s "$bytes" "$d")" \
+    "$(mib_per_s "$bytes" "$t")" "$(awk -v d="$d" -v t="$t" 'BEGIN { printf "%.3f", d / t }')"
+else
+  echo "from the disk: not measured (/proc/sys/vm/drop_caches cannot be written here)"
+fi
+
+echo "== bytes each rank read"
+for ranks in 1 2 3 4; do
+  echo "-- $ranks rank(s)"
+  import_line "$ranks"
+done
+echo "-- 2 ranks, ddp.zero = 3"
+import_line 2 --ddp.zero=3
