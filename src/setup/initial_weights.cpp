@@ -137,12 +137,10 @@ int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const 
   LoadedTensors found(skip);
   for (const std::string& file : files.files) load_file(file, wanted, gpt, found);
   check_weight_map(files, found, path);
-  const std::vector<std::string>& unknown = found.unknown;
-  const std::set<std::string>& loaded = found.loaded;
   std::vector<std::string> missing;
   int64_t left = 0;  // as initialised, by model.init_skip
   for (const auto& [name, tensor] : wanted) {
-    if (loaded.count(name) != 0) continue;
+    if (found.loaded.count(name) != 0) continue;
     if (found.skip.matches(name)) {
       ++left;
     } else {
@@ -153,16 +151,17 @@ int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const 
     throw ConfigError("option 'model.init_skip': pattern '" + glob + "' matches no tensor of " +
                       path + " or of the deck's model");
   }
-  if (!unknown.empty() || !missing.empty()) {
+  if (!found.unknown.empty() || !missing.empty()) {
     throw DataError(
-        fmt::format("model.init '{}' does not fit the deck's model:{}{}{}", path,
-                    unknown.empty() ? "" : " the model has no " + first_few(unknown) + ";",
-                    missing.empty() ? "" : " the file has no " + first_few(missing),
-                    " (model.init_skip leaves tensors as initialised)"),
+        fmt::format(
+            "model.init '{}' does not fit the deck's model:{}{}{}", path,
+            found.unknown.empty() ? "" : " the model has no " + first_few(found.unknown) + ";",
+            missing.empty() ? "" : " the file has no " + first_few(missing),
+            " (model.init_skip leaves tensors as initialised)"),
         Raised::kAllRanks);
   }
   const double seconds = clock.seconds();
-  spdlog::info("weights: {} tensors ({}) read from {} in {:.3g} s ({}/s){}{}", loaded.size(),
+  spdlog::info("weights: {} tensors ({}) read from {} in {:.3g} s ({}/s){}{}", found.loaded.size(),
                human_bytes(found.bytes_read), path, seconds,
                human_bytes(static_cast<int64_t>(static_cast<double>(found.bytes_read) /
                                                 std::max(seconds, 1e-9))),

@@ -1,6 +1,7 @@
 // model.init = PATH: the weights a run starts from, loaded before step 1 (the optimizer starts
-// fresh, from step 0). PATH is a safetensors file, a directory holding model.safetensors (Hugging
-// Face's layout), or a ddptrain checkpoint (.h5).
+// fresh, from step 0). PATH is a safetensors file, a directory holding model.safetensors or
+// Hugging Face's shards and model.safetensors.index.json (io/safetensors_index.hpp), or a
+// ddptrain checkpoint (.h5).
 //
 // The built-in GPT reads GPT-2's layout, as published and as `ddptrain export` writes it: names
 // with or without the `transformer.` prefix, the four Conv1D weights per block stored [in, out]

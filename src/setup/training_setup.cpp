@@ -50,10 +50,11 @@ void check_validation_split(const Config& config, const DataSplits& data) {
 // the whole file itself.
 void report_bytes_read(std::optional<int64_t> bytes, HostGroup& group) {
   if (!bytes || group.size() == 1) return;
-  const std::vector<std::string> all =
-      group.all_gather("model.init's bytes read", std::to_string(*bytes));
   std::vector<std::string> each;
-  for (const std::string& b : all) each.push_back(human_bytes(std::stoll(b)));
+  for (const double b : group.all_gather("model.init's bytes read",
+                                         std::vector<double>{static_cast<double>(*bytes)})) {
+    each.push_back(human_bytes(static_cast<int64_t>(b)));
+  }
   spdlog::info("weights: read by each rank: {}", fmt::join(each, ", "));
 }
 

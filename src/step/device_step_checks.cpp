@@ -8,21 +8,21 @@
 
 namespace ddpt {
 
-bool step_checks_on_device(const GateOptions& options, bool fp16, bool sharded,
+bool step_checks_on_device(StepChecks checks, bool spike_guard, bool fp16, bool sharded,
                            const FusedAdamW* optimizer, const c10::Device& device) {
-  if (options.step_checks == StepChecks::kHost) return false;
+  if (checks == StepChecks::kHost) return false;
   std::string why_not;
   if (fp16) {
     why_not =
         "train.precision = fp16, whose loss scale the host adjusts from each step's gradients";
-  } else if (options.spike.factor > 0) {
+  } else if (spike_guard) {
     why_not = "the spike guard (train.spike_factor > 0), which judges each step's loss on the host";
   } else if (sharded) {
     why_not = "ddp.zero >= 1 on more than one rank";
   } else if (optimizer == nullptr) {
     why_not = "optim.type = sgd (only AdamW's fused update can be skipped on the device)";
   }
-  if (options.step_checks == StepChecks::kAuto) return why_not.empty() && device.is_cuda();
+  if (checks == StepChecks::kAuto) return why_not.empty() && device.is_cuda();
   if (!why_not.empty()) {
     throw ConfigError("train.step_checks = device cannot be used with " + why_not +
                       "; use train.step_checks = auto or host");

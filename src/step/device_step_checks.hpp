@@ -17,7 +17,6 @@
 #include "config/choices.hpp"
 #include "ddp/reducer.hpp"
 #include "optim/fused_adamw.hpp"
-#include "step/spike_guard.hpp"
 
 namespace ddpt {
 
@@ -25,20 +24,10 @@ namespace ddpt {
 // torch.nn.utils.clip_grad_norm_ does).
 inline constexpr double kClipEpsilon = 1e-6;
 
-// The gradient gate's options: what it checks, where, and what it does about it.
-struct GateOptions {
-  double clip = 0.0;           // optim.clip: the global L2 norm gradients are clipped to; 0: none
-  int64_t max_bad_steps = 10;  // train.max_bad_steps
-  StepChecks step_checks = StepChecks::kAuto;  // train.step_checks
-  double loss_scale = 65536.0;                 // fp16: train.loss_scale and its growth and backoff
-  int64_t scale_growth_interval = 2000;
-  double scale_backoff = 0.5;
-  SpikeGuardOptions spike;
-};
-
-// Whether options.step_checks puts the checks on the device: `auto` where they apply and the step
-// runs on a GPU. ConfigError (exit 2) for `device` where they cannot apply, naming why.
-bool step_checks_on_device(const GateOptions& options, bool fp16, bool sharded,
+// Whether `checks` (train.step_checks) puts the checks on the device: `auto` where they apply and
+// the step runs on a GPU. ConfigError (exit 2) for `device` where they cannot apply, naming why
+// (`spike_guard`: train.spike_factor > 0, judged on the host).
+bool step_checks_on_device(StepChecks checks, bool spike_guard, bool fp16, bool sharded,
                            const FusedAdamW* optimizer, const c10::Device& device);
 
 class DeviceStepChecks {

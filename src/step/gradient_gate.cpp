@@ -18,7 +18,8 @@ GradientGate::GradientGate(const GateOptions& options, bool fp16, Communicator& 
     scaler_ = std::make_unique<LossScaler>(options.loss_scale, options.scale_growth_interval,
                                            options.scale_backoff);
   }
-  if (step_checks_on_device(options, fp16, reducer.sharded(), optimizer, comm.device())) {
+  if (step_checks_on_device(options.step_checks, options.spike.factor > 0, fp16, reducer.sharded(),
+                            optimizer, comm.device())) {
     on_device_ = std::make_unique<DeviceStepChecks>(options.clip, options.max_bad_steps, reducer,
                                                     *optimizer);
   }

@@ -28,6 +28,17 @@
 
 namespace ddpt {
 
+// The gradient gate's options: what it checks, where, and what it does about it.
+struct GateOptions {
+  double clip = 0.0;           // optim.clip: the global L2 norm gradients are clipped to; 0: none
+  int64_t max_bad_steps = 10;  // train.max_bad_steps
+  StepChecks step_checks = StepChecks::kAuto;  // train.step_checks
+  double loss_scale = 65536.0;                 // fp16: train.loss_scale and its growth and backoff
+  int64_t scale_growth_interval = 2000;
+  double scale_backoff = 0.5;
+  SpikeGuardOptions spike;
+};
+
 class GradientGate {
  public:
   // `fp16`: the loss is scaled (options.loss_scale and its growth and backoff); `optimizer`: the
