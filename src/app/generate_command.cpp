@@ -1,11 +1,13 @@
 // ddptrain generate DECK --checkpoint PATH --input PROMPTS.h5 --output OUT.h5: every prompt of
-// the input continued by the checkpoint's model (generate/generation.hpp), the batches dealt to
-// the ranks in turn, and the new tokens written into one file in the prompts' order. With
+// the input continued by the checkpoint's model (generate/generation.hpp), the batches handed to
+// the ranks as they free up (comm/work_counter.hpp; in rounds where forwards run in lockstep), and
+// the new tokens written collectively into one file in the prompts' order. With
 // --prompt TEXT instead: one prompt, printed with its continuation: text as bytes, or as GPT-2's
 // tokens where data.tokenizer names its files (data/bpe_tokenizer.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -15,6 +17,7 @@
 #include "app/commands.hpp"
 #include "comm/make_communicator.hpp"
 #include "comm/watched_world.hpp"
+#include "comm/work_counter.hpp"
 #include "config/command_flags.hpp"
 #include "config/deck_text.hpp"
 #include "config/parse_config.hpp"
@@ -49,20 +52,6 @@ void check_can_generate(const Config& config) {
         "generate needs a next-token model (a deck with data.type = tokens or synthetic_tokens); "
         "this deck's model predicts rows: use ddptrain predict");
   }
-}
-
-// Every rank's rows on rank 0, in no order (nothing on the others).
-std::vector<GeneratedRow> gathered(const std::vector<GeneratedRow>& mine, int64_t prompts,
-                                   HostGroup& group) {
-  std::vector<int64_t> words;
-  append_row_words(mine, words);
-  const std::vector<int64_t> all = group.gather("generated rows", words);
-  std::vector<GeneratedRow> rows;
-  if (!read_row_words(all.data(), all.size(), prompts, rows)) {
-    throw Error("generate: the rows gathered on rank 0 do not read back", ExitCode::kInternal,
-                Raised::kThisRank);
-  }
-  return rows;
 }
 
 // Text a terminal shows as it is: UTF-8 with its line breaks and tabs; other control bytes, and
@@ -153,6 +142,7 @@ constexpr double kProgressEveryS = 10;
 
 struct MyRows {
   std::vector<GeneratedRow> rows;  // this attempt's, of this rank
+  int64_t batches = 0;             // of them
   bool stopped = false;            // a stop signal came before every batch was done (every rank)
 };
 
@@ -181,10 +171,21 @@ GenerationModel load_generation_model(const Config& config, const std::string& c
         ranks, human_bytes(units->held_bytes()), human_bytes(units->root_unit_bytes()),
         human_bytes(units->largest_unit_bytes()));
   }
-  spdlog::info("generate: {}", generation.loaded->runnable().decoder(1, 1)
-                                   ? "each new token one position's forward (a cache of keys "
-                                     "and values)"
-                                   : "the whole window's forward for each new token (no cache)");
+  switch (generation.loaded->runnable().decoding()) {
+    case Model::Decoding::kWholeWindow:
+      spdlog::info("generate: the whole window's forward for each new token (no cache)");
+      break;
+    case Model::Decoding::kCache:
+      spdlog::info(
+          "generate: each new token one position's forward (a cache of keys and values); a "
+          "batch holds prompts of one length");
+      break;
+    case Model::Decoding::kCacheWithPadding:
+      spdlog::info(
+          "generate: each new token one position's forward (a cache of keys and values); "
+          "prompts of different lengths share a batch, left-padded");
+      break;
+  }
   return generation;
 }
 
@@ -209,20 +210,66 @@ int64_t lockstep_forwards(InferenceModel& loaded, const Prompts& prompts,
   return most;
 }
 
-// The batches dealt to `rank`: batch r x ranks + rank of round r, each recorded in `progress` as
-// it ends. Every rank takes part in every round, a batch or none, and the round ends with an
-// agreement on a stop signal: a signal to any rank stops every rank after that round, and no
-// rank waits for another longer than one batch. A progress line (rank 0 only prints) every
-// kProgressEveryS seconds.
-MyRows generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
-                           const std::vector<std::vector<int64_t>>& batches,
-                           const GenerationOptions& options, GenerationProgress& progress,
-                           HostGroup& group) {
+// The line said every kProgressEveryS seconds (rank 0 prints): batches handed out, this rank's
+// speed, the time left at that pace.
+class ProgressLine {
+ public:
+  explicit ProgressLine(size_t batches) : batches_(batches) {}
+  void after(size_t handed_out, const std::vector<GeneratedRow>& mine) {
+    const double now = clock_.seconds();
+    if (now - last_ < kProgressEveryS || handed_out == 0) return;
+    last_ = now;
+    spdlog::info(
+        "generate: {}/{} batches handed out, {:.0f} tokens/s on this rank, about {:.0f} s left",
+        handed_out, batches_, static_cast<double>(tokens_in(mine)) / now,
+        now / static_cast<double>(handed_out) * static_cast<double>(batches_ - handed_out));
+  }
+
+ private:
+  size_t batches_;
+  Stopwatch clock_;
+  double last_ = 0;
+};
+
+// Each rank takes the next batch as it frees up (comm/work_counter.hpp), each recorded in
+// `progress` as it ends. A stop signal to any rank closes the handing out: every rank ends after
+// the batch in hand, and every rank learns that the job stopped.
+MyRows generate_as_handed_out(InferenceModel& loaded, const Prompts& prompts,
+                              const std::vector<std::vector<int64_t>>& batches,
+                              const GenerationOptions& options, GenerationProgress& progress,
+                              HostGroup& group, Watchdog* watchdog, FaultInjector& faults) {
+  MyRows mine;
+  WorkCounter counter(group.comm(), static_cast<int64_t>(batches.size()), watchdog);
+  ProgressLine line(batches.size());
+  while (true) {
+    const int64_t b = counter.next(pending_stop_signal() != 0);
+    if (b < 0) {
+      mine.stopped = b == WorkCounter::kStopped;
+      break;
+    }
+    faults.in_forward();  // a test's slow rank
+    const std::vector<GeneratedRow> batch = generate_batch(
+        loaded.runnable(), prompts, batches[static_cast<size_t>(b)], options, loaded.device);
+    progress.record(batch);
+    mine.rows.insert(mine.rows.end(), batch.begin(), batch.end());
+    ++mine.batches;
+    line.after(static_cast<size_t>(counter.handed_out()), mine.rows);
+  }
+  mine.stopped = !group.all("generation not stopped", !mine.stopped);
+  return mine;
+}
+
+// ZeRO-3 (every rank makes every forward): batch r x ranks + rank in round r. Every rank takes
+// part in every round, a batch or none, and the round ends with an agreement on a stop signal: a
+// signal to any rank stops every rank after that round.
+MyRows generate_in_rounds(InferenceModel& loaded, const Prompts& prompts,
+                          const std::vector<std::vector<int64_t>>& batches,
+                          const GenerationOptions& options, GenerationProgress& progress,
+                          HostGroup& group) {
   const auto ranks = static_cast<size_t>(group.size());
   const size_t rounds = (batches.size() + ranks - 1) / ranks;
   MyRows mine;
-  const Stopwatch clock;
-  double last_line = 0;
+  ProgressLine line(batches.size());
   for (size_t round = 0; round < rounds; ++round) {
     const size_t b = round * ranks + static_cast<size_t>(group.rank());
     const bool have = b < batches.size();
@@ -232,6 +279,7 @@ MyRows generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
     if (have) {
       progress.record(batch);
       mine.rows.insert(mine.rows.end(), batch.begin(), batch.end());
+      ++mine.batches;
     }
     const bool go_on = group.all("no stop signal after a batch", pending_stop_signal() == 0);
     if (round + 1 == rounds) break;
@@ -239,12 +287,7 @@ MyRows generate_my_batches(InferenceModel& loaded, const Prompts& prompts,
       mine.stopped = true;
       break;
     }
-    const double now = clock.seconds();
-    if (now - last_line < kProgressEveryS) continue;
-    last_line = now;
-    spdlog::info("generate: {}/{} rounds of batches, {:.0f} tokens/s on this rank, {:.0f} s left",
-                 round + 1, rounds, static_cast<double>(tokens_in(mine.rows)) / now,
-                 now / static_cast<double>(round + 1) * static_cast<double>(rounds - round - 1));
+    line.after(std::min(batches.size(), (round + 1) * ranks), mine.rows);
   }
   return mine;
 }
@@ -276,37 +319,24 @@ std::vector<std::vector<int64_t>> still_to_do(const std::vector<std::vector<int6
   return to_do;
 }
 
-// Rank 0: every row, this attempt's and the earlier attempts', in row order; true when they are
-// exactly rows 0 to `rows` - 1 (the other ranks: true).
-bool every_row(std::vector<GeneratedRow>& rows, const GenerationProgress& progress, int64_t count,
-               int rank) {
-  if (rank != 0) return true;
-  std::map<int64_t, GeneratedRow> by_row = progress.earlier_rows();
-  for (GeneratedRow& row : rows) by_row[row.row] = std::move(row);  // this attempt's first
-  rows.clear();
-  for (auto& [row, done] : by_row) rows.push_back(std::move(done));
-  return static_cast<int64_t>(rows.size()) == count &&
-         (rows.empty() || (rows.front().row == 0 && rows.back().row == count - 1));
-}
-
 // Refused before anything runs: an output that would replace the prompts or the checkpoint, and
-// more values than rank 0 gathers in one message (2^31 - 1).
+// more values than one rank receives in one message (2^31 - 1) before the write.
 void check_paths_and_size(const std::string& input, const std::string& output,
                           const std::string& checkpoint, const Prompts& prompts,
-                          const GenerationOptions& options) {
+                          const GenerationOptions& options, int ranks) {
   for (const std::string& kept : {input, checkpoint}) {
     if (std::filesystem::weakly_canonical(output) == std::filesystem::weakly_canonical(kept)) {
       throw ConfigError("generate: --output " + output + " would replace " + kept +
                         ": name another file");
     }
   }
-  const double words =
-      static_cast<double>(prompts.rows()) * (3 + 2 * static_cast<double>(options.max_new_tokens));
+  const double rows_per_rank = std::ceil(static_cast<double>(prompts.rows()) / ranks);
+  const double words = rows_per_rank * (3 + 2 * static_cast<double>(options.max_new_tokens));
   if (words > static_cast<double>(std::numeric_limits<int>::max())) {
     throw ConfigError(fmt::format(
-        "generate: {} prompts x generate.max_new_tokens = {} may make more values than rank 0 "
-        "gathers; split the prompts into files of fewer rows",
-        prompts.rows(), options.max_new_tokens));
+        "generate: {} prompts x generate.max_new_tokens = {} on {} rank(s) may give one rank more "
+        "values to write than one message holds; split the prompts into files of fewer rows",
+        prompts.rows(), options.max_new_tokens, ranks));
   }
 }
 
@@ -339,7 +369,7 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const Prompts prompts = Prompts::read(input);
   prompts.check_fit(options.vocab, options.context);
   options.batch_size = batch_size_for(loaded, prompts, options, group);
-  check_paths_and_size(input, output, checkpoint, prompts, options);
+  check_paths_and_size(input, output, checkpoint, prompts, options, group.size());
   GenerationProgress progress(
       output, settings_text(checkpoint, loaded.step, config.train.ema_decay > 0, prompts, options),
       prompts.rows(), group);
@@ -348,34 +378,37 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
                  progress.rows_done_before(), prompts.rows(), output);
   }
   const Stopwatch clock;
-  const MyRows mine = generate_my_batches(
-      loaded, prompts, still_to_do(plan_batches(prompts, options.batch_size), progress), options,
-      progress, group);
+  const std::vector<std::vector<int64_t>> batches =
+      still_to_do(plan_batches(prompts, options.batch_size,
+                               loaded.runnable().decoding() == Model::Decoding::kCacheWithPadding),
+                  progress);
+  MyRows mine =
+      loaded.runnable().forwards_in_lockstep()
+          ? generate_in_rounds(loaded, prompts, batches, options, progress, group)
+          : generate_as_handed_out(loaded, prompts, batches, options, progress, group,
+                                   watched.watchdog.get(), *faults_from_environment(group.rank()));
   if (mine.stopped) return stopped_by_signal(output);
-  std::vector<GeneratedRow> done =
-      gathered(mine.rows, prompts.rows(), group);  // rank 0: every rank's
-  if (!group.all("every row generated", every_row(done, progress, prompts.rows(), group.rank()))) {
-    throw Error("generate: the rows generated and kept in " + output +
-                    ".partial are not every prompt's once: remove that folder and run again",
-                ExitCode::kInternal, Raised::kAllRanks);
-  }
-  const int64_t tokens = group.max("generated token count", tokens_in(done));
   const double seconds = clock.seconds();
-  write_generations(output, {checkpoint, loaded.step, input, options, config.generate.stop},
-                    prompts.rows(), tokens, done, group);
-  if (group.rank() == 0) progress.remove();
-  // Rank 0 prints: its count of the earlier attempts' tokens is the one that matters.
+  const std::vector<double> batches_of =
+      group.all_gather("batches per rank", std::vector<double>{static_cast<double>(mine.batches)});
+  // Rank 0 brings the earlier attempts' rows (it alone read them); it prints, and its count of
+  // their tokens is the one that matters.
   int64_t earlier = 0;
   for (const auto& [row, kept] : progress.earlier_rows()) {
     earlier += static_cast<int64_t>(kept.tokens.size());
+    mine.rows.push_back(kept);
   }
+  const int64_t tokens =
+      write_generations(output, {checkpoint, loaded.step, input, options, config.generate.stop},
+                        prompts.rows(), mine.rows, group);
+  if (group.rank() == 0) progress.remove();
   const int64_t now = tokens - earlier;
   spdlog::info(
       "generate: {} prompts of {}, {} new tokens in {:.2f} s ({:.0f} tokens/s{}) on {} rank(s) "
-      "with {} (step {}) -> {}",
+      "(batches per rank: {}) with {} (step {}) -> {}",
       prompts.rows(), input, tokens, seconds, static_cast<double>(now) / seconds,
       now < tokens ? fmt::format("; {} tokens were made before", tokens - now) : "",
-      mpi.world_size(), checkpoint, loaded.step, output);
+      mpi.world_size(), fmt::join(batches_of, ", "), checkpoint, loaded.step, output);
   return 0;
 }
 

@@ -72,30 +72,51 @@ std::vector<double> HostGroup::all_gather(std::string_view what, const std::vect
   return all;
 }
 
-std::vector<int64_t> HostGroup::gather(std::string_view what, const std::vector<int64_t>& mine,
-                                       int root) {
+std::vector<int64_t> HostGroup::exchange(std::string_view what,
+                                         const std::vector<std::vector<int64_t>>& to_each) {
   const Watchdog::Scope watched = watch_next(what);
-  if (mine.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    throw Error(fmt::format("{}: {} values are more than one MPI message holds", what, mine.size()),
+  if (to_each.size() != static_cast<size_t>(size_)) {
+    throw Error(fmt::format("{}: {} vectors for {} ranks", what, to_each.size(), size_),
                 ExitCode::kInternal, Raised::kThisRank);
   }
-  const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(rank_ == root ? size_ : 0);
-  DDPT_CHECK_MPI(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_.get()));
-  std::vector<int> displacements(counts.size());
-  int64_t total = 0;
-  for (size_t r = 0; r < counts.size(); ++r) {
-    displacements[r] = static_cast<int>(total);
-    total += counts[r];
+  // Counts as MPI takes them, and their displacements; refused (on this rank) past what an int
+  // counts.
+  struct Layout {
+    std::vector<int> counts, displacements;
+    int total = 0;
+  };
+  const auto layout_of = [&](const std::vector<int64_t>& sizes) {
+    Layout layout;
+    int64_t total = 0;
+    for (const int64_t size : sizes) {
+      layout.displacements.push_back(static_cast<int>(total));
+      layout.counts.push_back(static_cast<int>(size));
+      total += size;
+      if (total > std::numeric_limits<int>::max()) {
+        throw Error(fmt::format("{}: more values than one MPI message holds", what),
+                    ExitCode::kInternal, Raised::kThisRank);
+      }
+    }
+    layout.total = static_cast<int>(total);
+    return layout;
+  };
+  std::vector<int64_t> send_sizes;
+  std::vector<int64_t> sent;
+  for (const std::vector<int64_t>& values : to_each) {
+    send_sizes.push_back(static_cast<int64_t>(values.size()));
+    sent.insert(sent.end(), values.begin(), values.end());
   }
-  if (total > std::numeric_limits<int>::max()) {
-    throw Error(fmt::format("{}: {} values are more than one MPI message holds", what, total),
-                ExitCode::kInternal, Raised::kThisRank);
-  }
-  std::vector<int64_t> all(static_cast<size_t>(total));
-  DDPT_CHECK_MPI(MPI_Gatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(),
-                             displacements.data(), MPI_INT64_T, root, comm_.get()));
-  return all;
+  const Layout send = layout_of(send_sizes);
+  std::vector<int> receive_counts(to_each.size());
+  DDPT_CHECK_MPI(
+      MPI_Alltoall(send.counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm_.get()));
+  const Layout receive =
+      layout_of(std::vector<int64_t>(receive_counts.begin(), receive_counts.end()));
+  std::vector<int64_t> received(static_cast<size_t>(receive.total));
+  DDPT_CHECK_MPI(MPI_Alltoallv(sent.data(), send.counts.data(), send.displacements.data(),
+                               MPI_INT64_T, received.data(), receive.counts.data(),
+                               receive.displacements.data(), MPI_INT64_T, comm_.get()));
+  return received;
 }
 
 void HostGroup::barrier(std::string_view what) {

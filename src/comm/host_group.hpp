@@ -59,10 +59,10 @@ class HostGroup {
                                       size_t max_length = 255);
   // Every rank's values, by rank, one after another; every rank passes the same count.
   std::vector<double> all_gather(std::string_view what, const std::vector<double>& mine);
-  // Every rank's values, one rank's after another's, on rank `root` (empty on the others); the
-  // counts may differ.
-  std::vector<int64_t> gather(std::string_view what, const std::vector<int64_t>& mine,
-                              int root = 0);
+  // to_each[r] to rank r, from every rank: what every rank sent to this one, rank 0's first (one
+  // MPI_Alltoallv); each rank receives fewer than 2^31 values in all.
+  std::vector<int64_t> exchange(std::string_view what,
+                                const std::vector<std::vector<int64_t>>& to_each);
   void barrier(std::string_view what);
 
  private:

@@ -1,11 +1,13 @@
 // The rows `ddptrain generate` continues, batch by batch. The batches are formed from the prompts
-// alone (rows of one prompt length together, at most generate.batch_size of them), so a row's
+// alone (rows ordered by prompt length, at most generate.batch_size of them together), so a row's
 // batch, and with it the logits it is continued from, is the same on any rank count; a rank
-// generates the batches dealt to it. A model with a cache of keys and values (the built-in GPT:
-// models/token_decoder.hpp) runs the prompts once and then one position per new token; any
-// other next-token model (TorchScript) runs the whole window for each new token (tokens [N, T]
-// -> logits [N, T, vocab]), as does a model sharded by ZeRO-3, in lockstep with the other ranks.
-// Rows that have finished are left out of the next forwards.
+// generates the batches given to it. A model with a cache of keys and values
+// (models/token_decoder.hpp) runs the prompts once and then one slot per new token: the built-in
+// GPT with prompts of different lengths left-padded in one batch, a TorchScript model's cached
+// step with prompts of one length. Any other next-token model runs the whole window for each new
+// token (tokens [N, T] -> logits [N, T, vocab]), prompts of one length, as does a model sharded by
+// ZeRO-3, in lockstep with the other ranks. Rows that have finished are left out of the next
+// forwards.
 #pragma once
 
 #include <torch/torch.h>
@@ -45,16 +47,17 @@ struct GeneratedRow {
   Finish finish = Finish::kMaxNewTokens;
 };
 
-// Rows ordered by prompt length (then by row), cut into batches of at most `batch_size` rows of
-// one length.
-std::vector<std::vector<int64_t>> plan_batches(const Prompts& prompts, int64_t batch_size);
+// Rows ordered by prompt length (then by row), cut into batches of at most `batch_size` rows: of
+// any lengths where `mixed_lengths` (the model's decoder takes padded prompts), else of one.
+std::vector<std::vector<int64_t>> plan_batches(const Prompts& prompts, int64_t batch_size,
+                                               bool mixed_lengths);
 
-// The most forwards `batch` (prompts of one length) can take: one per new token.
+// The most forwards `batch` can take: one per new token.
 int64_t most_forwards(const Prompts& prompts, const std::vector<int64_t>& batch,
                       const GenerationOptions& options);
 
-// Continues the rows of `batch` (prompts of one length; may be empty) with `model` on `device`;
-// the results in the batch's order. A model whose forwards run in lockstep over the ranks
+// Continues the rows of `batch` (as plan_batches makes them; may be empty) with `model` on
+// `device`; the results in the batch's order. A model whose forwards run in lockstep over the ranks
 // (ZeRO-3: each gathers the parameters) makes `lockstep_forwards` forwards in all, the batch's
 // and then one-token forwards that count for nothing, so that every rank makes as many.
 std::vector<GeneratedRow> generate_batch(Model& model, const Prompts& prompts,

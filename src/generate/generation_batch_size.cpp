@@ -12,23 +12,27 @@
 namespace ddpt {
 namespace {
 
-// The most rows a batch can hold (prompts of one length that do not fill the context) and the
-// longest such prompt.
+// The most rows a batch can hold (prompts that do not fill the context, of one length unless the
+// model takes padded prompts) and the longest such prompt.
 struct Largest {
   int64_t rows = 0;
   int64_t length = 0;
 };
 
-Largest largest_batch_possible(const Prompts& prompts, const GenerationOptions& options) {
-  std::map<int64_t, int64_t> rows_of_length;
+Largest largest_batch_possible(const Prompts& prompts, const GenerationOptions& options,
+                               bool mixed_lengths) {
+  std::map<int64_t, int64_t> rows_of_length;  // of the prompts that do not fill the context
   for (int64_t row = 0; row < prompts.rows(); ++row) {
     if (prompts.length(row) < options.context) ++rows_of_length[prompts.length(row)];
   }
   Largest largest;
+  int64_t every = 0;
   for (const auto& [length, rows] : rows_of_length) {
     largest.rows = std::max(largest.rows, rows);
-    largest.length = std::max(largest.length, length);
+    largest.length = length;  // the map's last: the longest
+    every += rows;
   }
+  if (mixed_lengths) largest.rows = every;
   return largest;
 }
 
@@ -44,7 +48,8 @@ bool trial_fits(Model& model, int64_t rows, int64_t length, const GenerationOpti
     const auto tokens = [&](int64_t time) {
       return torch::zeros({rows, time}, torch::TensorOptions(torch::kLong).device(device));
     };
-    if (std::unique_ptr<TokenDecoder> decoder = model.decoder(rows, options.context)) {
+    if (std::unique_ptr<TokenDecoder> decoder =
+            model.decoder(std::vector<int64_t>(static_cast<size_t>(rows), 0), options.context)) {
       decoder->step(tokens(length));
       if (length + 1 < options.context) decoder->step(tokens(1));
     } else {
@@ -73,7 +78,8 @@ int64_t largest_generation_batch(Model& model, const Prompts& prompts,
         "option 'generate.batch_size' = auto does not go with ddp.zero = 3 on more than one rank "
         "(a rank out of memory inside a gather would leave the others waiting): set a number");
   }
-  const Largest largest = largest_batch_possible(prompts, options);
+  const Largest largest = largest_batch_possible(
+      prompts, options, model.decoding() == Model::Decoding::kCacheWithPadding);
   if (largest.rows == 0) return 1;  // every prompt fills the context: nothing to run
   const int64_t limit = std::min(largest.rows, kMaxAutoBatch);
   spdlog::info("generate.batch_size = auto: trials of up to {} prompts of {} tokens on {}", limit,

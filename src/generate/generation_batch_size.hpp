@@ -2,7 +2,8 @@
 // found before generating by trials at a batch's peak: its cache of keys and values allocated
 // whole and the longest prompts run through it, then one new token (a model without a cache: one
 // forward of the longest window the generation can run). The sizes double and then close in
-// (run/batch_size_search.hpp), up to the most prompts of one length, since no batch holds more.
+// (run/batch_size_search.hpp), up to the most prompts one batch can hold (of one length, where
+// the model takes no padded prompts).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
-// Generated rows as 8-byte words, the one layout that the gather to rank 0 and the kept progress
-// files (io/generation_progress.hpp) both use: per row its index, finish and token count n, then
-// n token ids and the n log-probabilities' float64 bits.
+// Generated rows as 8-byte words, the one layout that the exchange before the write and the kept
+// progress files (io/generation_progress.hpp) both use: per row its index, finish and token count
+// n, then n token ids and the n log-probabilities' float64 bits.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -29,34 +30,33 @@ class CausalSelfAttentionImpl : public nn::Module {
         n_head_(spec.n_head),
         dropout_(spec.dropout) {}
 
-  // Decoding: the new positions' rows x [N T, C] (T new positions of N rows, after `start`
-  // cached ones), their keys and values written into `cache` ([2, rows >= N, heads, capacity,
-  // head_dim]) and attended to with the cached ones.
+  // Decoding: the new slots' rows x [N T, C] (T new slots of N rows, after `start` cached ones),
+  // their keys and values written into `cache` ([2, rows >= N, heads, capacity, head_dim]) and
+  // attended to with the cached ones. `bias` ([N heads or 1, T or 1, start + T]) is added to the
+  // scores: -inf where a slot may not be seen (a later one, a row's padding), else 0.
   torch::Tensor decode(const torch::Tensor& x, int64_t rows, const torch::Tensor& cache,
-                       int64_t start) {
+                       int64_t start, const torch::Tensor& bias) {
     const int64_t width = x.size(1);
     const int64_t time = x.size(0) / rows;
     const int64_t head_dim = width / n_head_;
-    // [N, T, 3, heads, head_dim] -> q, k, v as [N, heads, T, head_dim]
-    const torch::Tensor qkv = c_attn_(x).view({rows, time, 3, n_head_, head_dim});
-    const torch::Tensor q = qkv.select(2, 0).transpose(1, 2);
-    const torch::Tensor mine = cache.narrow(1, 0, rows);
-    mine.select(0, 0).narrow(2, start, time).copy_(qkv.select(2, 1).transpose(1, 2));
-    mine.select(0, 1).narrow(2, start, time).copy_(qkv.select(2, 2).transpose(1, 2));
     const int64_t length = start + time;
-    const torch::Tensor keys = mine.select(0, 0).narrow(2, 0, length);
-    const torch::Tensor values = mine.select(0, 1).narrow(2, 0, length);
-    torch::Tensor scores =
-        torch::matmul(q, keys.transpose(2, 3)) / std::sqrt(static_cast<double>(head_dim));
-    if (time > 1) {
-      // New position i (start + i) sees the positions up to itself.
-      const torch::Tensor later = torch::ones({time, length}, torch::TensorOptions(torch::kBool))
-                                      .triu(start + 1)
-                                      .to(scores.device());
-      scores.masked_fill_(later, -std::numeric_limits<double>::infinity());
-    }
-    const torch::Tensor y = torch::matmul(torch::softmax(scores, -1), values);
-    return c_proj_(y.transpose(1, 2).reshape({rows * time, width}));
+    const int64_t pairs = rows * n_head_;  // (row, head): the batch of the attention's products
+    const torch::Tensor qkv = c_attn_(x).view({rows, time, 3, n_head_, head_dim});
+    const torch::Tensor mine = cache.narrow(1, 0, rows);
+    // Keys and values in one copy: [N, T, 2, heads, head_dim] -> [2, N, heads, T, head_dim].
+    mine.narrow(3, start, time).copy_(qkv.narrow(2, 1, 2).permute({2, 0, 3, 1, 4}));
+    const torch::Tensor q = qkv.select(2, 0).transpose(1, 2).reshape({pairs, time, head_dim});
+    const torch::Tensor keys =
+        mine.select(0, 0).narrow(2, 0, length).view({pairs, length, head_dim});
+    const torch::Tensor values =
+        mine.select(0, 1).narrow(2, 0, length).view({pairs, length, head_dim});
+    // bias + q.k / sqrt(head_dim) in one product: per token, the fewer small ops the better.
+    const torch::Tensor scores =
+        at::baddbmm(bias, q, keys.transpose(1, 2), /*beta=*/1,
+                    /*alpha=*/1.0 / std::sqrt(static_cast<double>(head_dim)));
+    const torch::Tensor y = at::bmm(at::softmax(scores, -1), values);
+    return c_proj_(
+        y.view({rows, n_head_, time, head_dim}).transpose(1, 2).reshape({rows * time, width}));
   }
 
   // x: [N T, C], the rows of `windows` windows in order.
@@ -104,8 +104,9 @@ class BlockImpl : public nn::Module {
     x = x + attn_(ln_1_(x), windows);
     return x + mlp_(ln_2_(x));
   }
-  torch::Tensor decode(torch::Tensor x, int64_t rows, const torch::Tensor& cache, int64_t start) {
-    x = x + attn_->decode(ln_1_(x), rows, cache, start);
+  torch::Tensor decode(torch::Tensor x, int64_t rows, const torch::Tensor& cache, int64_t start,
+                       const torch::Tensor& bias) {
+    x = x + attn_->decode(ln_1_(x), rows, cache, start, bias);
     return x + mlp_(ln_2_(x));
   }
 
@@ -178,21 +179,19 @@ class GptNetImpl : public nn::Module {
     return ln_f_(x);
   }
 
-  // Decoding (TokenDecoder): tokens [N, T] at positions [start, start + T) through every block,
-  // layer l's keys and values in caches[l]; the logits of each row's last position [N, vocab].
+  // Decoding (TokenDecoder): tokens [N, T] in slots [start, start + T) through every block,
+  // layer l's keys and values in caches[l]; the logits of each row's last slot [N, vocab].
+  // `positions` [N, T] are the slots' positions, or undefined where every row's are the slots'
+  // own; `bias` as CausalSelfAttention's decode takes it.
   torch::Tensor decode(const torch::Tensor& tokens, const std::vector<torch::Tensor>& caches,
-                       int64_t start) {
+                       int64_t start, const torch::Tensor& positions, const torch::Tensor& bias) {
     const int64_t rows = tokens.size(0);
     const int64_t time = tokens.size(1);
-    if (start + time > block_) {
-      throw ConfigError(
-          fmt::format("GPT: {} positions exceed model.block = {}", start + time, block_));
-    }
-    const torch::Tensor positions = torch::arange(
-        start, start + time, torch::TensorOptions().dtype(torch::kLong).device(tokens.device()));
-    torch::Tensor x = (wte_(tokens) + wpe_(positions)).view({rows * time, -1});
+    torch::Tensor x = wte_(tokens) +
+                      (positions.defined() ? wpe_(positions) : wpe_->weight.narrow(0, start, time));
+    x = x.view({rows * time, -1});
     for (size_t i = 0; i < h_->size(); ++i) {
-      x = h_->ptr<BlockImpl>(i)->decode(x, rows, caches[i], start);
+      x = h_->ptr<BlockImpl>(i)->decode(x, rows, caches[i], start, bias);
     }
     const torch::Tensor last = ln_f_(x.view({rows, time, -1}).select(1, time - 1));
     return ddpt::linear(last, head_weight());
@@ -214,6 +213,8 @@ class GptNetImpl : public nn::Module {
     return prefixes;
   }
   void run_blocks_through(UnitRunner* runner) { runner_ = runner; }
+
+  int64_t block() const { return block_; }
 
   // The head's weight [vocab, C]: the token embedding's (tied, as GPT-2) or lm_head's.
   const torch::Tensor& head_weight() const { return lm_head_ ? lm_head_->weight : wte_->weight; }
@@ -278,13 +279,36 @@ class GptNetImpl : public nn::Module {
 };
 TORCH_MODULE(GptNet);
 
+// Keys and values cached per block; rows left-padded where their prompts' lengths differ
+// (models/token_decoder.hpp). Padding makes two things per row: the positions of its slots
+// (slot - padding, the padding's clamped to 0) and a score bias hiding its padding slots.
 class GptDecoder final : public TokenDecoder {
  public:
-  GptDecoder(GptNetImpl& net, int64_t rows, int64_t capacity, int64_t n_head)
-      : net_(net), caches_(net.make_caches(rows, capacity, n_head)) {}
+  GptDecoder(GptNetImpl& net, const std::vector<int64_t>& padding, int64_t capacity, int64_t n_head)
+      : net_(net),
+        caches_(net.make_caches(static_cast<int64_t>(padding.size()), capacity, n_head)),
+        padding_(padding),
+        n_head_(n_head) {
+    const torch::TensorOptions slots = torch::TensorOptions(torch::kLong).device(device());
+    nothing_hidden_ = torch::zeros({1, 1, 1}, caches_.front().options());
+    if (std::any_of(padding_.begin(), padding_.end(), [](int64_t before) { return before > 0; })) {
+      positions_ = (torch::arange(capacity, slots).unsqueeze(0) -
+                    torch::tensor(padding_, torch::kLong).to(device()).unsqueeze(1))
+                       .clamp_min(0);
+    }
+    hide_padding();
+  }
   torch::Tensor step(const torch::Tensor& tokens) override {
-    torch::Tensor logits = net_.decode(tokens, caches_, length_);
-    length_ += tokens.size(1);
+    const int64_t time = tokens.size(1);
+    const int64_t least_padding = *std::min_element(padding_.begin(), padding_.end());
+    if (length_ + time - least_padding > net_.block()) {
+      throw ConfigError(fmt::format("GPT: {} positions exceed model.block = {}",
+                                    length_ + time - least_padding, net_.block()));
+    }
+    const torch::Tensor positions =
+        padded() ? positions_.narrow(1, length_, time) : torch::Tensor();
+    torch::Tensor logits = net_.decode(tokens, caches_, length_, positions, bias(time));
+    length_ += time;
     return logits;
   }
   void keep_rows(const std::vector<int64_t>& kept) override {
@@ -297,12 +321,64 @@ class GptDecoder final : public TokenDecoder {
             .copy_(cache.select(1, kept[i]).narrow(2, 0, length_));
       }
     }
+    if (!padded()) {
+      padding_.resize(kept.size());
+      return;
+    }
+    std::vector<int64_t> padding;
+    for (const int64_t row : kept) padding.push_back(padding_[row]);
+    padding_ = std::move(padding);
+    positions_ = positions_.index_select(0, torch::tensor(kept, torch::kLong).to(device()));
+    hide_padding();
   }
 
  private:
+  torch::Device device() const { return caches_.front().device(); }
+  bool padded() const { return positions_.defined(); }
+
+  // The bias of the scores of `time` new slots after length_ cached ones: [1, 1, 1] of zeros for
+  // one new slot without padding; else -inf on each later slot, and on each padding slot but a
+  // padding slot's own (whose output is never used, but must not be 0/0).
+  torch::Tensor bias(int64_t time) const {
+    const int64_t length = length_ + time;
+    if (time == 1) return hidden_.defined() ? hidden_.narrow(2, 0, length) : nothing_hidden_;
+    const torch::TensorOptions slots = torch::TensorOptions(torch::kLong).device(device());
+    const torch::Tensor seen = torch::arange(length, slots);                         // [L]
+    const torch::Tensor query = torch::arange(length_, length, slots).unsqueeze(1);  // [T, 1]
+    torch::Tensor hidden = seen > query;                                             // [T, L]
+    if (padded()) {
+      const torch::Tensor first =
+          torch::tensor(padding_, torch::kLong).to(device()).view({-1, 1, 1});  // [N, 1, 1]
+      hidden = hidden | ((seen < first) & (seen != query));                     // [N, T, L]
+      hidden = hidden.repeat_interleave(n_head_, 0);
+    } else {
+      hidden = hidden.unsqueeze(0);
+    }
+    return torch::zeros(hidden.sizes(), caches_.front().options())
+        .masked_fill_(hidden, -std::numeric_limits<double>::infinity());
+  }
+  // hidden_: [N heads, 1, capacity], -inf on each row's padding slots (what a new slot may not
+  // see); undefined without padding.
+  void hide_padding() {
+    if (!padded()) return;
+    const int64_t capacity = caches_.front().size(3);
+    const torch::TensorOptions slots = torch::TensorOptions(torch::kLong).device(device());
+    const torch::Tensor before = torch::arange(capacity, slots).unsqueeze(0) <
+                                 torch::tensor(padding_, torch::kLong).to(device()).unsqueeze(1);
+    hidden_ = torch::zeros({static_cast<int64_t>(padding_.size()), 1, capacity},
+                           caches_.front().options())
+                  .masked_fill_(before.unsqueeze(1), -std::numeric_limits<double>::infinity())
+                  .repeat_interleave(n_head_, 0);
+  }
+
   GptNetImpl& net_;
   std::vector<torch::Tensor> caches_;
-  int64_t length_ = 0;  // positions cached
+  std::vector<int64_t> padding_;  // per row, the slots before its prompt
+  torch::Tensor positions_;       // [N, capacity]: each slot's position; undefined without padding
+  torch::Tensor hidden_;
+  torch::Tensor nothing_hidden_;
+  int64_t n_head_;
+  int64_t length_ = 0;  // slots cached
 };
 
 }  // namespace
@@ -334,8 +410,8 @@ std::optional<torch::Tensor> Gpt::chunked_loss(const torch::Tensor& tokens,
   return chunked_cross_entropy(net.hidden(tokens), net.head_weight(), targets.reshape({-1}), rows);
 }
 
-std::unique_ptr<TokenDecoder> Gpt::decoder(int64_t rows, int64_t capacity) {
-  return std::make_unique<GptDecoder>(static_cast<GptNetImpl&>(*net_), rows, capacity, n_head_);
+std::unique_ptr<TokenDecoder> Gpt::decoder(const std::vector<int64_t>& padding, int64_t capacity) {
+  return std::make_unique<GptDecoder>(static_cast<GptNetImpl&>(*net_), padding, capacity, n_head_);
 }
 
 std::vector<std::string> Gpt::unit_prefixes() const {

@@ -33,8 +33,10 @@ class Gpt final : public ModuleModel {
                                             const torch::Tensor& targets, int64_t rows) override;
   std::vector<std::string> unit_prefixes() const override;  // the blocks, h.0. to h.(n-1).
   void run_blocks_through(UnitRunner* runner) override;
-  // Keys and values cached per block, for `rows` x `capacity` positions (model.block at most).
-  std::unique_ptr<TokenDecoder> decoder(int64_t rows, int64_t capacity) override;
+  // Keys and values cached per block; prompts of different lengths left-padded.
+  Decoding decoding() const override { return Decoding::kCacheWithPadding; }
+  std::unique_ptr<TokenDecoder> decoder(const std::vector<int64_t>& padding,
+                                        int64_t capacity) override;
 
  private:
   torch::nn::Module& root() override { return *net_; }

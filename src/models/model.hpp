@@ -54,10 +54,18 @@ class Model {
   // Whether every rank must run every forward, data or not (ZeRO-3: each block's parameters are
   // gathered from every rank): a rank whose rows are done runs one of them again.
   virtual bool forwards_in_lockstep() const { return false; }
-  // Next-token models that decode with a cache of keys and values (models/token_decoder.hpp):
-  // one for `rows` rows of at most `capacity` positions each. Null where the model has none (then
-  // each new token reruns the whole window).
-  virtual std::unique_ptr<TokenDecoder> decoder(int64_t /*rows*/, int64_t /*capacity*/) {
+  // How `ddptrain generate` continues a prompt with this next-token model.
+  enum class Decoding {
+    kWholeWindow,       // each new token reruns the whole window (forward)
+    kCache,             // decoder(): a cache of keys and values; a batch's prompts of one length
+    kCacheWithPadding,  // decoder() also takes prompts of different lengths, left-padded
+  };
+  virtual Decoding decoding() const { return Decoding::kWholeWindow; }
+  // Where decoding() is not kWholeWindow: a decoder (models/token_decoder.hpp) for one row per
+  // element of `padding` (the slots before each row's prompt: all 0 unless kCacheWithPadding) of
+  // at most `capacity` slots each.
+  virtual std::unique_ptr<TokenDecoder> decoder(const std::vector<int64_t>& /*padding*/,
+                                                int64_t /*capacity*/) {
     return nullptr;
   }
 };

@@ -1,5 +1,6 @@
 #include "models/torchscript_model.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <unordered_set>
 
@@ -73,9 +74,21 @@ class TorchScriptDecoder final : public TokenDecoder {
 
 }  // namespace
 
-std::unique_ptr<TokenDecoder> TorchScriptModel::decoder(int64_t rows, int64_t capacity) {
-  if (!module_.find_method("make_cache") || !module_.find_method("decode")) return nullptr;
-  return std::make_unique<TorchScriptDecoder>(module_, path_, rows, capacity);
+Model::Decoding TorchScriptModel::decoding() const {
+  return module_.find_method("make_cache") && module_.find_method("decode")
+             ? Decoding::kCache
+             : Decoding::kWholeWindow;
+}
+
+std::unique_ptr<TokenDecoder> TorchScriptModel::decoder(const std::vector<int64_t>& padding,
+                                                        int64_t capacity) {
+  if (decoding() == Decoding::kWholeWindow) return nullptr;
+  if (std::any_of(padding.begin(), padding.end(), [](int64_t slots) { return slots != 0; })) {
+    throw Error("TorchScript model '" + path_ + "': its cached step takes no padded prompts",
+                ExitCode::kInternal, Raised::kThisRank);
+  }
+  return std::make_unique<TorchScriptDecoder>(module_, path_, static_cast<int64_t>(padding.size()),
+                                              capacity);
 }
 
 TorchScriptModel::TorchScriptModel(const std::string& path) : path_(path) {

@@ -28,9 +28,11 @@ class TorchScriptModel final : public Model {
   // Those of the submodules and attributes forward uses inside an `if` or a loop.
   std::vector<std::string> conditional_parameters() const override;
   void run_blocks_through(UnitRunner* runner) override { *runner_ = runner; }
-  // The module's cached step where it exports one (make_cache and decode: design.md, "A
-  // TorchScript model's cached step"); else none, and generation runs the whole window.
-  std::unique_ptr<TokenDecoder> decoder(int64_t rows, int64_t capacity) override;
+  // kCache where the module exports make_cache(rows, capacity) and decode(tokens, cache, start)
+  // (design.md, "A TorchScript model's cached step"), which know no padding.
+  Decoding decoding() const override;
+  std::unique_ptr<TokenDecoder> decoder(const std::vector<int64_t>& padding,
+                                        int64_t capacity) override;
 
  private:
   std::string path_;

@@ -1,5 +1,6 @@
 // The faults the tests ask for through the environment, for this rank (util/fault_injector.hpp):
-//   DDPTRAIN_TEST_SLOW_RANK=R:MS        rank R sleeps MS in each step's first forward (stragglers)
+//   DDPTRAIN_TEST_SLOW_RANK=R:MS        rank R sleeps MS in each step's first forward (stragglers),
+//                                       and before each batch of `generate`
 //   DDPTRAIN_TEST_SLOW_PHASES=R:MS      rank R sleeps MS at the end of each evaluation and
 //                                       checkpoint write, inside it (no false hang meanwhile)
 //   DDPTRAIN_TEST_HOLD_PHASES=R:MS      rank R sleeps MS at the start of each evaluation and

@@ -3,7 +3,9 @@
 #  - greedy tokens, /finish and log-probabilities as PyTorch's with the checkpoint's weights
 #    (generate_reference.py) on 60 prompts of 1 to 26 tokens (some fill the context);
 #  - the files of 1, 2 and 3 ranks identical in every dataset, greedy and sampled (temperature
-#    0.8, top_k 40, top_p 0.95): draws keyed by (seed, row, position), batches from the prompts;
+#    0.8, top_k 40, top_p 0.95): draws keyed by (seed, row, position), batches from the prompts
+#    (of mixed lengths, left-padded);
+#  - batches handed out as ranks free up: a slow rank makes few, the file the same;
 #  - ddp.zero = 3 at 3 ranks (each rank a third of the weights, every block gathered in lockstep,
 #    the whole window each token): the same tokens and /finish, log-probabilities within 1e-5;
 #  - generate.batch_size = auto: the trials (a test's memory limit of 3 rows, on the CPU) settle on
@@ -156,6 +158,15 @@ for ranks in 1 3; do
 done
 "$python" -c "import h5py,sys,numpy as np; a,b=(h5py.File(p) for p in sys.argv[1:]); assert all(np.array_equal(a[d][()], b[d][()]) for d in ('tokens','offsets','finish','logprobs'))" \
   "$work/two_1.h5" "$work/two_3.h5" || fail "2 prompts on 3 ranks differ from 1 rank's"
+# Batches handed out as ranks free up: rank 1 sleeps 1 s before each batch, so rank 0 makes most
+# of the 15 (dealt in turns, each would make 7 or 8); the file is still 1 rank's.
+DDPTRAIN_TEST_SLOW_RANK=1:1000 generate slow_rank 2
+read -r by_0 by_1 < <(sed -n 's/.*(batches per rank: \([0-9]*\), \([0-9]*\)).*/\1 \2/p' \
+  "$work/slow_rank.txt") || true
+[[ -n ${by_1:-} && $by_0 -ge 12 && $((by_0 + by_1)) -eq 15 ]] ||
+  fail "rank 0 did not take the batches of a slow rank 1: $(grep 'batches per rank' "$work/slow_rank.txt")"
+"$python" -c "import h5py,sys,numpy as np; a,b=(h5py.File(p) for p in sys.argv[1:]); assert all(np.array_equal(a[d][()], b[d][()]) for d in ('tokens','offsets','finish','logprobs'))" \
+  "$work/greedy1.h5" "$work/slow_rank.h5" || fail "a slow rank's file differs from 1 rank's"
 # Rows kept for other settings are not used: started afresh, with a warning.
 mkdir -p "$work/other.h5.partial" && echo "other settings" >"$work/other.h5.partial/settings.txt"
 "$ddptrain" generate "$gpt" --checkpoint "$checkpoint" --input "$work/two.h5" \
