@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "models/activation_checkpoint.hpp"
+#include "models/cached_attention.hpp"
 #include "models/causal_attention.hpp"
 #include "models/chunked_cross_entropy.hpp"
 #include "models/linear.hpp"
@@ -45,6 +46,12 @@ class CausalSelfAttentionImpl : public nn::Module {
     const torch::Tensor mine = cache.narrow(1, 0, rows);
     // Keys and values in one copy: [N, T, 2, heads, head_dim] -> [2, N, heads, T, head_dim].
     mine.narrow(3, start, time).copy_(qkv.narrow(2, 1, 2).permute({2, 0, 3, 1, 4}));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    if (time == 1 && cached_attention_available(x)) {  // each new token's, on the CPU
+      return c_proj_(cached_attention(
+          qkv.select(1, 0).select(1, 0), mine.select(0, 0).narrow(2, 0, length),
+          mine.select(0, 1).narrow(2, 0, length), bias, static_cast<float>(scale)));
+    }
     const torch::Tensor q = qkv.select(2, 0).transpose(1, 2).reshape({pairs, time, head_dim});
     const torch::Tensor keys =
         mine.select(0, 0).narrow(2, 0, length).view({pairs, length, head_dim});
@@ -52,8 +59,7 @@ class CausalSelfAttentionImpl : public nn::Module {
         mine.select(0, 1).narrow(2, 0, length).view({pairs, length, head_dim});
     // bias + q.k / sqrt(head_dim) in one product: per token, the fewer small ops the better.
     const torch::Tensor scores =
-        at::baddbmm(bias, q, keys.transpose(1, 2), /*beta=*/1,
-                    /*alpha=*/1.0 / std::sqrt(static_cast<double>(head_dim)));
+        at::baddbmm(bias, q, keys.transpose(1, 2), /*beta=*/1, /*alpha=*/scale);
     const torch::Tensor y = at::bmm(at::softmax(scores, -1), values);
     return c_proj_(
         y.view({rows, n_head_, time, head_dim}).transpose(1, 2).reshape({rows * time, width}));

@@ -10,7 +10,7 @@
 #                                                           tokens / the slower one's seconds);
 #   pytorch 2      two PyTorch processes side by side on the halves (likewise).
 # and the ratios ddptrain/PyTorch at 1 rank and np2/ceiling. Both sides time the generation only
-# (ddptrain's summary line: batches, the gather to rank 0 and the kept progress; PyTorch: its
+# (ddptrain's summary line: the batches and the kept progress, not the write; PyTorch: its
 # batches), not the loading. The two sides' tokens are compared (a count of equal tokens is
 # printed: the same work is timed). Configurations run in turn, REPEATS times; each figure is the
 # median, with the range.
