@@ -25,8 +25,9 @@ gpt=$repo/inputs/gpt_tokens.cfg
 model=(--model.n_layer=2 --model.n_head=4 --model.n_embd=32 --model.vocab=256 --train.threads=1)
 
 "$python" - "$work" <<'PY'
-import json, math, struct, sys
+import math, sys
 import h5py, numpy as np, torch
+from safetensors_file import write_safetensors
 work = sys.argv[1]
 torch.manual_seed(11)
 LAYERS, EMBD, BLOCK = 2, 32, 32
@@ -48,18 +49,7 @@ def gpt2_weights(vocab, untied):
     return w
 
 def write(path, tensors, dtype):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        t = t.to(dtype).contiguous()
-        raw = (t.view(torch.int16) if dtype == torch.bfloat16 else t).numpy().tobytes()
-        header[name] = {"dtype": {torch.float32: "F32", torch.bfloat16: "BF16"}[dtype],
-                        "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    write_safetensors(path, {name: t.to(dtype) for name, t in tensors.items()})
 
 def logits(w, tokens, untied):
     ln = lambda x, p: torch.nn.functional.layer_norm(x, (EMBD,), w[p + ".weight"], w[p + ".bias"], 1e-5)
