@@ -4,12 +4,11 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
+#include "h5/h5_file.hpp"
 #include "io/checkpoint.hpp"
 #include "io/safetensors_file.hpp"
 #include "io/safetensors_index.hpp"
@@ -240,12 +239,6 @@ int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const 
 }
 
 }  // namespace
-
-bool is_hdf5_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char signature[8] = {};
-  return in.read(signature, 8) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
-}
 
 std::optional<int64_t> load_initial_weights(const std::string& path, Model& model, bool gpt,
                                             const std::string& skip) {

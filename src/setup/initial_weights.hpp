@@ -29,10 +29,6 @@
 
 namespace ddpt {
 
-// Whether `path` is an HDF5 file (a ddptrain checkpoint) by its signature; else a safetensors
-// file or directory.
-bool is_hdf5_file(const std::string& path);
-
 // Loads `path` into `model` (on the host, before it is placed or sharded); every rank reads the
 // file itself. `gpt`: the built-in GPT's layout rules above. `skip` (model.init_skip): globs on
 // the model's tensor names left as initialised: not required in the file, not read from it.
