@@ -62,10 +62,10 @@ class ShardedParameters final : public UnitRunner {
     RankWaits* waits = nullptr;
   };
   // Collective. Cuts `params` (on the host or the communicator's device) into units, a unit at a
-  // time: its buffer on the communicator's device takes rank 0's values (broadcast), each rank
-  // keeps its blocks, and every parameter becomes a view of its unit's buffer, released until
-  // the unit runs. They stay views of released memory once this is gone: gather them (Whole) to
-  // read them first.
+  // time: its buffer on the communicator's device takes rank 0's values (broadcast; with
+  // Options::source each rank fills its own block instead), each rank keeps its blocks, and every
+  // parameter becomes a view of its unit's buffer, released until the unit runs. They stay views
+  // of released memory once this is gone: gather them (Whole) to read them first.
   ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, Communicator& comm,
                     const Options& options);
   ShardedParameters(const ShardedParameters&) = delete;

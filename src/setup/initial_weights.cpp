@@ -4,9 +4,9 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
-#include <set>
 
 #include "h5/h5_file.hpp"
 #include "io/checkpoint.hpp"
@@ -312,12 +312,11 @@ std::unique_ptr<InitialWeightsSource> open_initial_weights(const std::string& pa
     throw DataError("model.init '" + path + "': no such file or directory", Raised::kAllRanks);
   }
   if (is_hdf5_file(path)) {
-    throw ConfigError(
-        "option 'model.init' under ddp.zero = 3 reads safetensors, each rank its "
-        "own slices; '" +
-        path +
-        "' is a ddptrain checkpoint: write it as "
-        "safetensors first (ddptrain export), or train with ddp.zero <= 2");
+    throw ConfigError(fmt::format(
+        "option 'model.init' under ddp.zero = 3 reads safetensors, each rank its own slices; "
+        "'{}' is a ddptrain checkpoint: write it as safetensors first (ddptrain export), or train "
+        "with ddp.zero <= 2",
+        path));
   }
   std::unique_ptr<MatchedWeights> matched = match_weights(path, model, gpt, skip);
   for (const NamedTensor& b : model.named_buffers()) {  // every rank holds them whole
