@@ -85,7 +85,11 @@ void ShardedParameters::fill_block(size_t b, const Options& options, torch::Tens
     const NamedTensor& param = params_[piece.param];
     torch::Tensor out = block.narrow(0, piece.block_offset, piece.numel);
     if (options.source->holds(param.name)) {
-      out.copy_(options.source->read(param.name, piece.param_offset, piece.numel));
+      // Read on the host, straight into the block where it is there.
+      const bool host = out.device().is_cpu() && out.scalar_type() == torch::kFloat;
+      torch::Tensor values = host ? out : torch::empty({piece.numel}, torch::kFloat);
+      options.source->read(param.name, piece.param_offset, values);
+      if (!host) out.copy_(values);
       continue;
     }
     if (options.materialize) options.materialize({param});

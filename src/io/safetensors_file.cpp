@@ -225,7 +225,8 @@ torch::Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {
 }
 
 torch::Tensor SafetensorsFile::read_runs(const SafetensorsEntry& entry, int64_t first, int64_t run,
-                                         int64_t stride, int64_t count) const {
+                                         int64_t stride, int64_t count,
+                                         const torch::Tensor& into) const {
   const DtypeInfo& dtype = known_dtypes().at(entry.dtype);
   const int64_t numel = (entry.end - entry.begin) / dtype.bytes;
   if (first < 0 || run < 0 || count < 0 || stride < run ||
@@ -234,7 +235,10 @@ torch::Tensor SafetensorsFile::read_runs(const SafetensorsEntry& entry, int64_t 
                               "lie outside its {} elements",
                               entry.name, count, run, first, stride, numel));
   }
-  torch::Tensor values = torch::empty({count, run}, torch::TensorOptions(dtype.type));
+  const bool in_place = into.defined() && into.device().is_cpu() && into.is_contiguous() &&
+                        into.scalar_type() == dtype.type && into.numel() == count * run;
+  torch::Tensor values = in_place ? into.view({count, run})
+                                  : torch::empty({count, run}, torch::TensorOptions(dtype.type));
   char* out = static_cast<char*>(values.data_ptr());
   if (stride == run || count <= 1) {
     read_range(entry, first * dtype.bytes, count * run * dtype.bytes, out);

@@ -54,10 +54,12 @@ class SafetensorsFile {
   // `count` runs of `run` elements each, the k-th starting at element `first + k * stride` of the
   // tensor flattened row-major, as a [count, run] host tensor: F32, F16 and BF16 as float32, the
   // others as their own (one pread where the runs touch, else one per run). A rank's slice of a
-  // tensor (count 1), or of a transposed one (a run per stored row). DataError past the tensor's
-  // end or if a read fails.
+  // tensor (count 1), or of a transposed one (a run per stored row). Where `into` is a contiguous
+  // host tensor of the entry's dtype and count x run elements, the bytes go straight there (for
+  // F32 and the integer types the result is a view of it). DataError past the tensor's end or if
+  // a read fails.
   torch::Tensor read_runs(const SafetensorsEntry& entry, int64_t first, int64_t run, int64_t stride,
-                          int64_t count) const;
+                          int64_t count, const torch::Tensor& into = {}) const;
   // Bytes of tensor data read so far.
   int64_t bytes_read() const { return bytes_read_; }
 

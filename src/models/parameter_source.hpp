@@ -16,9 +16,9 @@ class ParameterSource {
   // Whether it holds the values of parameter `name` (else the model's own are kept:
   // model.init_skip).
   virtual bool holds(const std::string& name) const = 0;
-  // Elements [first, first + count) of parameter `name`, flattened row-major as the model keeps
-  // it, as a 1-D float32 tensor on the host.
-  virtual torch::Tensor read(const std::string& name, int64_t first, int64_t count) = 0;
+  // Elements [first, first + out.numel()) of parameter `name`, flattened row-major as the model
+  // keeps it, into `out`: a 1-D contiguous float32 tensor on the host.
+  virtual void read(const std::string& name, int64_t first, torch::Tensor out) = 0;
 };
 
 }  // namespace ddpt

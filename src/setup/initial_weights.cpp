@@ -278,32 +278,39 @@ int64_t InitialWeightsSource::bytes_in_files() const {
   return weights_->bytes_in_files();
 }
 
-torch::Tensor InitialWeightsSource::read(const std::string& name, int64_t first, int64_t count) {
+void InitialWeightsSource::read(const std::string& name, int64_t first, torch::Tensor out) {
   const Stopwatch clock;
   const MatchedTensor& t = weights_->tensors.at(weights_->index.at(name));
   const SafetensorsEntry& entry = *t.entry;
-  torch::Tensor piece;
+  const int64_t count = out.numel();
   if (gpt_ && gpt2_conv1d_weight(name) && entry.shape.size() == 2) {
     // Stored [in, out], kept [out, in]: the piece's elements lie in the model's rows r0..r1,
     // which are columns r0..r1 of every file row. One run per file row over that band (not a
-    // bounding range, which would be most of the tensor), transposed back, then cut to the piece.
+    // bounding range, which would be most of the tensor), transposed back into the piece.
     const int64_t rows = entry.shape[1];
     const int64_t cols = entry.shape[0];
     const int64_t r0 = first / cols;
     const int64_t r1 = (first + count - 1) / cols;
     const torch::Tensor band = t.file->read_runs(entry, r0, r1 - r0 + 1, rows, cols);
-    piece = band.t().reshape(-1).narrow(0, first - r0 * cols, count);
+    if (first % cols == 0 && count % cols == 0) {
+      out.view({r1 - r0 + 1, cols}).copy_(band.t());  // whole rows: one strided copy
+    } else {
+      out.copy_(band.t().reshape(-1).narrow(0, first - r0 * cols, count));
+    }
   } else {
-    // As the model keeps it, row-major; a padded vocabulary's missing rows are the tail: zeros.
+    // As the model keeps it, row-major, read straight into `out` where the file holds float32; a
+    // padded vocabulary's missing rows are the tail: zeros.
     const int64_t stored = c10::multiply_integers(entry.shape);
     const int64_t in_file = std::clamp<int64_t>(stored - first, 0, count);
-    piece = torch::zeros({count});
     if (in_file > 0) {
-      piece.narrow(0, 0, in_file).copy_(t.file->read_runs(entry, first, in_file, in_file, 1)[0]);
+      const torch::Tensor head = out.narrow(0, 0, in_file);
+      const torch::Tensor values =
+          t.file->read_runs(entry, first, in_file, in_file, 1, head.view({1, in_file}));
+      if (values.data_ptr() != head.data_ptr()) head.copy_(values.view(-1));
     }
+    if (in_file < count) out.narrow(0, in_file, count - in_file).zero_();
   }
   seconds_ += clock.seconds();
-  return piece.to(torch::kFloat).contiguous();
 }
 
 std::unique_ptr<InitialWeightsSource> open_initial_weights(const std::string& path, Model& model,

@@ -48,7 +48,7 @@ class InitialWeightsSource final : public ParameterSource {
   InitialWeightsSource& operator=(const InitialWeightsSource&) = delete;
 
   bool holds(const std::string& name) const override;
-  torch::Tensor read(const std::string& name, int64_t first, int64_t count) override;
+  void read(const std::string& name, int64_t first, torch::Tensor out) override;
   // Bytes of tensor data this process has read (the buffers' included), and the file's total.
   int64_t bytes_read() const;
   int64_t bytes_in_files() const;

@@ -35,7 +35,9 @@ void place_model(Model& model, bool sharded, torch::Device device, ParameterSour
     torch::NoGradGuard no_grad;
     for (const NamedTensor& p : frozen) {
       if (!source->holds(p.name)) continue;
-      p.tensor.copy_(source->read(p.name, 0, p.tensor.numel()).view(p.tensor.sizes()));
+      torch::Tensor values = torch::empty({p.tensor.numel()}, torch::kFloat);
+      source->read(p.name, 0, values);
+      p.tensor.copy_(values.view(p.tensor.sizes()));
     }
   }
   move_all_but_trainable(model, device);
