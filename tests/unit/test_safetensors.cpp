@@ -97,6 +97,11 @@ TEST(Safetensors, RunsReadOnlyTheirElements) {
   const SafetensorsEntry& b = *file.find("bf16");
   EXPECT_TRUE(torch::equal(file.read_runs(b, 1, 2, 6, 4), bf16.narrow(1, 1, 2).to(torch::kFloat)));
   EXPECT_EQ(file.bytes_read(), 21 * 4 + 8 * 2);
+  // Into a tensor of the stored dtype: the bytes go straight there.
+  const torch::Tensor into = torch::zeros({1, 6});
+  const torch::Tensor row = file.read_runs(a, 12, 6, 6, 1, into);
+  EXPECT_EQ(row.data_ptr(), into.data_ptr());
+  EXPECT_TRUE(torch::equal(into, f32.narrow(0, 2, 1)));
   EXPECT_THROW(file.read_runs(a, 20, 5, 5, 1), DataError);  // past the tensor's 24 elements
   EXPECT_THROW(file.read_runs(a, 4, 3, 6, 4), DataError);
   std::remove(path.c_str());
