@@ -102,7 +102,8 @@ OptionTable make_table(Config& c) {
            "weights to start from (then a fresh optimizer from step 0): a .safetensors file, a "
            "directory holding model.safetensors or Hugging Face's shards and "
            "model.safetensors.index.json, or a ddptrain checkpoint; GPT-2's names and "
-           "layout for model.type = gpt, the module's own names for torchscript")
+           "layout for model.type = gpt, the module's own names for torchscript; under "
+           "ddp.zero = 3 each rank reads only its own slices (of safetensors, not a checkpoint)")
       .add("model.init_skip", &c.model.init_skip,
            "tensors model.init leaves as initialised (a new head, a resized layer): shell globs "
            "on the model's tensor names, comma separated (e.g. 'lm_head.*'); the file need not "

@@ -107,6 +107,7 @@ void DataParallel::shard_by_unit(std::vector<NamedTensor> params,
   sharding.prefetch = options.sharding.prefetch;
   sharding.shared_memory = options.shared_memory;
   sharding.materialize = options.materialize;
+  sharding.source = options.source;
   sharding.waits = &waits_;
   units_ = std::make_unique<ShardedParameters>(params, std::move(plan), comm_, sharding);
   reducer_ = std::make_unique<Reducer>(std::move(params), comm_, reducer);

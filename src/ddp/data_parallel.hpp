@@ -18,6 +18,7 @@
 #include "ddp/reducer.hpp"
 #include "ddp/sharded_parameters.hpp"
 #include "ddp/sharding_plan.hpp"
+#include "models/parameter_source.hpp"
 
 namespace ddpt {
 
@@ -37,6 +38,9 @@ struct DataParallelOptions {
   std::vector<std::string> used_on_some_ranks;
   // ZeRO-3, parameters built without values: gives a unit's parameters theirs as it is sharded.
   std::function<void(const std::vector<NamedTensor>&)> materialize;
+  // ZeRO-3, model.init: where each rank reads its own pieces of the parameters the source holds
+  // (ddp/sharded_parameters.hpp); null: rank 0's values, broadcast.
+  ParameterSource* source = nullptr;
 };
 
 // Collective: every rank's tensors take rank 0's values (in place, in the given order).

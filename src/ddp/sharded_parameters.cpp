@@ -39,7 +39,9 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
     const torch::TensorOptions on_device =
         first.options().device(comm_.device()).requires_grad(false);
     torch::Tensor values = torch::zeros({block * comm_.size()}, on_device);
-    if (options.values && options.materialize) {
+    const bool own_block = options.values && options.source != nullptr;
+    if (own_block) fill_block(b, options, values.narrow(0, block * comm_.rank(), block));
+    if (options.values && !own_block && options.materialize) {
       std::vector<NamedTensor> unit_params;
       for (const size_t i : spec.params) unit_params.push_back(params_[i]);
       options.materialize(unit_params);
@@ -51,11 +53,12 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
                         params_[spec.params[k]].name + "')",
                     ExitCode::kInternal, Raised::kAllRanks);
       }
-      if (options.values) {
+      if (options.values && !own_block) {
         values.narrow(0, spec.offsets[k], param.numel()).copy_(param.detach().reshape(-1));
       }
     }
-    if (options.values) comm_.broadcast(values, 0);  // every rank starts from rank 0's values
+    // Every rank starts from rank 0's values, or from its own block of the source's.
+    if (options.values && !own_block) comm_.broadcast(values, 0);
     unit.shard = values.narrow(0, block * comm_.rank(), block).clone();
     unit.gathered = values;
     // set_data keeps each parameter's identity (the model's references, its autograd metadata)
@@ -74,6 +77,23 @@ ShardedParameters::ShardedParameters(std::vector<NamedTensor> params, UnitPlan p
   if (options.shared_memory && comm_.node_shared_memory() != nullptr && !units_.empty()) {
     add_slot();
     shared_ = !slots_.empty();
+  }
+}
+
+void ShardedParameters::fill_block(size_t b, const Options& options, torch::Tensor block) {
+  for (const ShardPiece& piece : shards_[b].pieces) {
+    const NamedTensor& param = params_[piece.param];
+    torch::Tensor out = block.narrow(0, piece.block_offset, piece.numel);
+    if (options.source->holds(param.name)) {
+      // Read on the host, straight into the block where it is there.
+      const bool host = out.device().is_cpu() && out.scalar_type() == torch::kFloat;
+      torch::Tensor values = host ? out : torch::empty({piece.numel}, torch::kFloat);
+      options.source->read(param.name, piece.param_offset, values);
+      if (!host) out.copy_(values);
+      continue;
+    }
+    if (options.materialize) options.materialize({param});
+    out.copy_(param.tensor.detach().reshape(-1).narrow(0, piece.param_offset, piece.numel));
   }
 }
 

@@ -35,6 +35,7 @@
 #include "ddp/shard_plan.hpp"
 #include "ddp/unit_casts.hpp"
 #include "ddp/unit_plan.hpp"
+#include "models/parameter_source.hpp"
 #include "models/unit_runner.hpp"
 #include "util/named_tensor.hpp"
 #include "util/releasable_storage.hpp"
@@ -53,14 +54,18 @@ class ShardedParameters final : public UnitRunner {
     // model built with its values deferred, models/deferred_values.hpp), so that no rank holds
     // more than one unit's values at a time.
     std::function<void(const std::vector<NamedTensor>&)> materialize;
+    // Where set (model.init): each rank fills its own blocks, nothing is broadcast; a piece of a
+    // parameter the source holds is read from it, of any other copied from its values
+    // (materialized first).
+    ParameterSource* source = nullptr;
     // Told of each wait for the other ranks' blocks (ddp/rank_waits.hpp); null: nobody is told.
     RankWaits* waits = nullptr;
   };
   // Collective. Cuts `params` (on the host or the communicator's device) into units, a unit at a
-  // time: its buffer on the communicator's device takes rank 0's values (broadcast), each rank
-  // keeps its blocks, and every parameter becomes a view of its unit's buffer, released until
-  // the unit runs. They stay views of released memory once this is gone: gather them (Whole) to
-  // read them first.
+  // time: its buffer on the communicator's device takes rank 0's values (broadcast; with
+  // Options::source each rank fills its own block instead), each rank keeps its blocks, and every
+  // parameter becomes a view of its unit's buffer, released until the unit runs. They stay views
+  // of released memory once this is gone: gather them (Whole) to read them first.
   ShardedParameters(std::vector<NamedTensor> params, UnitPlan plan, Communicator& comm,
                     const Options& options);
   ShardedParameters(const ShardedParameters&) = delete;
@@ -137,6 +142,8 @@ class ShardedParameters final : public UnitRunner {
   const std::vector<size_t>& block_buckets(int64_t unit) const;
   int64_t unit_bytes(size_t unit) const;  // gathered whole, all its buckets
   void before_backward(size_t unit);
+  // This rank's block of bucket `b` from options.source (Options::source).
+  void fill_block(size_t b, const Options& options, torch::Tensor block);
   // Collective: one more node-shared slot (none where shared memory is refused).
   void add_slot();
   // A free slot for bucket `bucket`, its storage pointed there (a new slot where none is free,

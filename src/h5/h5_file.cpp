@@ -1,7 +1,9 @@
 #include "h5/h5_file.hpp"
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "h5/h5_check.hpp"
@@ -112,6 +114,12 @@ void H5File::flush() {
 
 void H5File::start_swmr_write() {
   DDPT_CHECK_H5(H5Fstart_swmr_write(id_.get()));
+}
+
+bool is_hdf5_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char signature[8] = {};
+  return in.read(signature, 8) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
 }
 
 }  // namespace ddpt

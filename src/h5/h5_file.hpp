@@ -21,6 +21,11 @@ namespace ddpt {
 // them (SIGSEGV in H5F__close_cb): such a process must end without MPI_Finalize (src/main.cpp).
 bool hdf5_files_abandoned() noexcept;
 
+// Whether `path` is an HDF5 file, by the signature HDF5 writes at its start (as ddptrain's
+// checkpoints have it; a file with a user block before it is not recognised): false for a
+// directory, a missing file or another format (safetensors).
+bool is_hdf5_file(const std::string& path);
+
 class H5File : public H5Node {
  public:
   // Creates (truncates) `path`. With `comm` set, the file uses the MPI-IO driver and the call is

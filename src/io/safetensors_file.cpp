@@ -188,12 +188,12 @@ const SafetensorsEntry* SafetensorsFile::find(const std::string& name) const {
   return nullptr;
 }
 
-void SafetensorsFile::read_bytes(const SafetensorsEntry& entry, char* out) const {
+void SafetensorsFile::read_range(const SafetensorsEntry& entry, int64_t offset, int64_t bytes,
+                                 char* out) const {
   int64_t done = 0;
-  const int64_t bytes = entry.end - entry.begin;
   while (done < bytes) {
     const ssize_t got = ::pread(fd_, out + done, static_cast<size_t>(bytes - done),
-                                data_start_ + entry.begin + done);
+                                data_start_ + entry.begin + offset + done);
     if (got <= 0) {
       refuse(path_, fmt::format("tensor '{}' cannot be read ({})", entry.name,
                                 got == 0 ? "end of file" : std::strerror(errno)));
@@ -201,6 +201,10 @@ void SafetensorsFile::read_bytes(const SafetensorsEntry& entry, char* out) const
     done += got;
   }
   bytes_read_ += bytes;
+}
+
+void SafetensorsFile::read_bytes(const SafetensorsEntry& entry, char* out) const {
+  read_range(entry, 0, entry.end - entry.begin, out);
 }
 
 bool SafetensorsFile::read_into(const SafetensorsEntry& entry, torch::Tensor& target) const {
@@ -217,6 +221,34 @@ torch::Tensor SafetensorsFile::read(const SafetensorsEntry& entry) const {
   torch::Tensor values = torch::empty(entry.shape, torch::TensorOptions(type));
   read_bytes(entry, static_cast<char*>(values.data_ptr()));
   // Float16 and bfloat16 widen to float32 exactly.
+  return type == torch::kHalf || type == torch::kBFloat16 ? values.to(torch::kFloat) : values;
+}
+
+torch::Tensor SafetensorsFile::read_runs(const SafetensorsEntry& entry, int64_t first, int64_t run,
+                                         int64_t stride, int64_t count,
+                                         const torch::Tensor& into) const {
+  const DtypeInfo& dtype = known_dtypes().at(entry.dtype);
+  const int64_t numel = (entry.end - entry.begin) / dtype.bytes;
+  if (first < 0 || run < 0 || count < 0 || stride < run ||
+      (count > 0 && run > 0 && first + (count - 1) * stride + run > numel)) {
+    refuse(path_, fmt::format("tensor '{}': {} runs of {} elements from element {} (stride {}) "
+                              "lie outside its {} elements",
+                              entry.name, count, run, first, stride, numel));
+  }
+  const bool in_place = into.defined() && into.device().is_cpu() && into.is_contiguous() &&
+                        into.scalar_type() == dtype.type && into.numel() == count * run;
+  torch::Tensor values = in_place ? into.view({count, run})
+                                  : torch::empty({count, run}, torch::TensorOptions(dtype.type));
+  char* out = static_cast<char*>(values.data_ptr());
+  if (stride == run || count <= 1) {
+    read_range(entry, first * dtype.bytes, count * run * dtype.bytes, out);
+  } else {
+    for (int64_t k = 0; k < count; ++k) {
+      read_range(entry, (first + k * stride) * dtype.bytes, run * dtype.bytes,
+                 out + k * run * dtype.bytes);
+    }
+  }
+  const torch::ScalarType type = dtype.type;
   return type == torch::kHalf || type == torch::kBFloat16 ? values.to(torch::kFloat) : values;
 }
 

@@ -51,11 +51,22 @@ class SafetensorsFile {
   // F32 data straight into `target` (a contiguous float32 host tensor of the entry's shape),
   // without a copy: true; false, reading nothing, for any other entry or target.
   bool read_into(const SafetensorsEntry& entry, torch::Tensor& target) const;
+  // `count` runs of `run` elements each, the k-th starting at element `first + k * stride` of the
+  // tensor flattened row-major, as a [count, run] host tensor: F32, F16 and BF16 as float32, the
+  // others as their own (one pread where the runs touch, else one per run). A rank's slice of a
+  // tensor (count 1), or of a transposed one (a run per stored row). Where `into` is a contiguous
+  // host tensor of the entry's dtype and count x run elements, the bytes go straight there (for
+  // F32 and the integer types the result is a view of it). DataError past the tensor's end or if
+  // a read fails.
+  torch::Tensor read_runs(const SafetensorsEntry& entry, int64_t first, int64_t run, int64_t stride,
+                          int64_t count, const torch::Tensor& into = {}) const;
   // Bytes of tensor data read so far.
   int64_t bytes_read() const { return bytes_read_; }
 
  private:
   void read_bytes(const SafetensorsEntry& entry, char* out) const;
+  // `bytes` bytes at `offset` in the entry's data into `out`.
+  void read_range(const SafetensorsEntry& entry, int64_t offset, int64_t bytes, char* out) const;
 
   std::string path_;
   int fd_ = -1;

@@ -85,6 +85,9 @@ struct RunParts {
   Watchdog* watchdog = nullptr;  // told the step in progress; null: nothing is watched
   // A test's faults (util/fault_injector.hpp), handed on to the trainer; none by default.
   FaultInjector* faults = &no_faults();
+  // ZeRO-3, model.init: where the trainer takes the parameters' values, each rank its own shard
+  // (models/parameter_source.hpp); null: the model's own.
+  ParameterSource* initial_values = nullptr;
 };
 
 // Checkpointed itself: /scheduler and /data (the position, a function of the step) and the

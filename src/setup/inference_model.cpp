@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "h5/h5_file.hpp"
 #include "io/checkpoint.hpp"
 #include "models/cpu_convolutions.hpp"
 #include "run/evaluate.hpp"

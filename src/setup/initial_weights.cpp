@@ -4,12 +4,11 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include <cstring>
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
 
+#include "h5/h5_file.hpp"
 #include "io/checkpoint.hpp"
 #include "io/safetensors_file.hpp"
 #include "io/safetensors_index.hpp"
@@ -34,16 +33,44 @@ std::string first_few(const std::vector<std::string>& names) {
                      names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : "");
 }
 
+bool vocab_rows(const std::string& name, bool gpt) {
+  return gpt && (name == "wte.weight" || name == "lm_head.weight");
+}
+
+// The entry's shape as the model keeps it (GPT-2's Conv1D weights transposed).
+std::vector<int64_t> model_shape(const SafetensorsEntry& entry, const std::string& name, bool gpt) {
+  std::vector<int64_t> shape = entry.shape;
+  if (gpt && gpt2_conv1d_weight(name) && shape.size() == 2) std::swap(shape[0], shape[1]);
+  return shape;
+}
+
+// Whether the entry is a GPT's embedding or head of fewer rows than the model's (padded with
+// zero rows).
+bool padded_rows(const SafetensorsEntry& entry, const torch::Tensor& target,
+                 const std::string& name, bool gpt) {
+  return vocab_rows(name, gpt) && entry.shape.size() == 2 && target.dim() == 2 &&
+         entry.shape[1] == target.size(1) && entry.shape[0] < target.size(0);
+}
+
+void check_shape(const SafetensorsEntry& entry, const torch::Tensor& target,
+                 const std::string& name, const std::string& where, bool gpt) {
+  const std::vector<int64_t> shape = model_shape(entry, name, gpt);
+  if (c10::IntArrayRef(shape) == target.sizes() || padded_rows(entry, target, name, gpt)) return;
+  throw DataError(
+      fmt::format("{}: tensor '{}' is [{}] there and [{}] in the deck's model: set the model "
+                  "options (model.n_layer, n_head, n_embd, vocab, block) to the file's sizes",
+                  where, name, fmt::join(shape, ", "), fmt::join(target.sizes(), ", ")),
+      Raised::kAllRanks);
+}
+
 // The entry read straight into the model's tensor where the file stores it as the model keeps it
 // (float32 of the same shape; a GPT's vocabulary rows, padded with zero rows): most of a model,
 // with no copy. False, reading nothing, where it needs converting (GPT-2's Conv1D weights, other
-// dtypes) or another shape (copy_into says which).
+// dtypes).
 bool read_in_place(const SafetensorsFile& file, const SafetensorsEntry& entry,
                    torch::Tensor& target, const std::string& name, bool gpt) {
   if (gpt && gpt2_conv1d_weight(name)) return false;
-  const bool vocab_rows = gpt && (name == "wte.weight" || name == "lm_head.weight");
-  if (vocab_rows && entry.shape.size() == 2 && target.dim() == 2 &&
-      entry.shape[1] == target.size(1) && entry.shape[0] < target.size(0)) {
+  if (padded_rows(entry, target, name, gpt)) {
     torch::Tensor rows = target.narrow(0, 0, entry.shape[0]);
     if (!file.read_into(entry, rows)) return false;
     target.narrow(0, entry.shape[0], target.size(0) - entry.shape[0]).zero_();
@@ -52,23 +79,12 @@ bool read_in_place(const SafetensorsFile& file, const SafetensorsEntry& entry,
   return file.read_into(entry, target);
 }
 
-// `value` (the file's, GPT-2's orientation undone) into `target`; a GPT's embedding or head of
-// fewer rows than the model's is padded with zeros.
-void copy_into(torch::Tensor& target, torch::Tensor value, const std::string& name,
-               const std::string& where, bool gpt) {
+// `value` (the file's, of a shape check_shape took, GPT-2's orientation undone) into `target`; a
+// GPT's embedding or head of fewer rows than the model's is padded with zeros.
+void copy_into(torch::Tensor& target, torch::Tensor value, const std::string& name, bool gpt) {
   if (gpt && gpt2_conv1d_weight(name) && value.dim() == 2) value = value.t();
-  const bool vocab_rows = gpt && (name == "wte.weight" || name == "lm_head.weight");
-  const bool padded = vocab_rows && value.dim() == 2 && target.dim() == 2 &&
-                      value.size(1) == target.size(1) && value.size(0) < target.size(0);
-  if (value.sizes() != target.sizes() && !padded) {
-    throw DataError(
-        fmt::format("{}: tensor '{}' is [{}] there and [{}] in the deck's model: set the model "
-                    "options (model.n_layer, n_head, n_embd, vocab, block) to the file's sizes",
-                    where, name, fmt::join(value.sizes(), ", "), fmt::join(target.sizes(), ", ")),
-        Raised::kAllRanks);
-  }
   torch::NoGradGuard no_grad;
-  if (padded) {
+  if (value.sizes() != target.sizes()) {
     target.zero_();
     target.narrow(0, 0, value.size(0)).copy_(value);
   } else {
@@ -76,27 +92,57 @@ void copy_into(torch::Tensor& target, torch::Tensor value, const std::string& na
   }
 }
 
-// What one load has found so far, over every file of the model.
-struct LoadedTensors {
-  explicit LoadedTensors(const std::string& skip) : skip(skip) {}
+}  // namespace
+
+// A model tensor and where the files hold it.
+struct MatchedTensor {
+  std::string name;  // the model's
+  const SafetensorsFile* file = nullptr;
+  const SafetensorsEntry* entry = nullptr;
+  torch::Tensor target;  // the model's tensor (under ZeRO-3 a parameter may have no memory)
+};
+
+struct MatchedWeights {
+  std::string path;
+  std::vector<std::unique_ptr<SafetensorsFile>> files;
+  std::vector<MatchedTensor> tensors;   // in the files' order
+  std::map<std::string, size_t> index;  // the model's name -> tensors[]
+  int64_t left = 0;                     // as initialised, by model.init_skip
+
+  int64_t bytes_read() const {
+    int64_t bytes = 0;
+    for (const auto& file : files) bytes += file->bytes_read();
+    return bytes;
+  }
+  int64_t bytes_in_files() const {  // of tensor data
+    int64_t bytes = 0;
+    for (const auto& file : files) {
+      for (const SafetensorsEntry& e : file->header().entries) bytes += e.end - e.begin;
+    }
+    return bytes;
+  }
+};
+
+namespace {
+
+// What one match has found so far, over every file of the model.
+struct FoundNames {
+  explicit FoundNames(const std::string& skip) : skip(skip) {}
   GlobList skip;                               // model.init_skip: names neither read nor required
   std::vector<std::string> unknown;            // the file's names the model lacks
   std::map<std::string, std::string> file_of;  // the file's name -> the file it came from
-  std::set<std::string> loaded;                // the model's names
-  int64_t bytes_read = 0;
 };
 
-// The tensors of one safetensors file into the model's `wanted`; a name a shard before held too
-// is DataError.
-void load_file(const std::string& path, std::map<std::string, torch::Tensor>& wanted, bool gpt,
-               LoadedTensors& found) {
-  const SafetensorsFile file(path);
+// The tensors of one safetensors file matched to the model's `wanted`; a name a shard before held
+// too is DataError, as is a shape the model does not have.
+void match_file(const SafetensorsFile& file, const std::map<std::string, torch::Tensor>& wanted,
+                bool gpt, FoundNames& found, MatchedWeights& matched) {
   const bool tied = gpt && wanted.count("lm_head.weight") == 0;
   for (const SafetensorsEntry& entry : file.header().entries) {
-    const auto [earlier, first] = found.file_of.emplace(entry.name, path);
+    const auto [earlier, first] = found.file_of.emplace(entry.name, file.path());
     if (!first) {
       throw DataError(
-          fmt::format("tensor '{}' is in both {} and {}", entry.name, earlier->second, path),
+          fmt::format("tensor '{}' is in both {} and {}", entry.name, earlier->second, file.path()),
           Raised::kAllRanks);
     }
     const std::string name = model_name(entry.name, gpt);
@@ -106,17 +152,14 @@ void load_file(const std::string& path, std::map<std::string, torch::Tensor>& wa
       found.unknown.push_back(entry.name);
       continue;
     }
-    torch::NoGradGuard no_grad;
-    if (!read_in_place(file, entry, target->second, name, gpt)) {
-      copy_into(target->second, file.read(entry), name, file.path(), gpt);
-    }
-    found.loaded.insert(name);
+    check_shape(entry, target->second, name, file.path(), gpt);
+    matched.index[name] = matched.tensors.size();
+    matched.tensors.push_back({name, &file, &entry, target->second});
   }
-  found.bytes_read += file.bytes_read();
 }
 
 // Every tensor the index names is in the file it names.
-void check_weight_map(const SafetensorsModelFiles& files, const LoadedTensors& found,
+void check_weight_map(const SafetensorsModelFiles& files, const FoundNames& found,
                       const std::string& path) {
   for (const auto& [name, file] : files.weight_map) {
     const auto at = found.file_of.find(name);
@@ -128,21 +171,26 @@ void check_weight_map(const SafetensorsModelFiles& files, const LoadedTensors& f
   }
 }
 
-int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const std::string& skip) {
-  const Stopwatch clock;
+// The files at `path` opened and checked against the model; nothing of the tensors read.
+std::unique_ptr<MatchedWeights> match_weights(const std::string& path, Model& model, bool gpt,
+                                              const std::string& skip) {
   const SafetensorsModelFiles files = safetensors_model_files(path);
   std::map<std::string, torch::Tensor> wanted;
   for (const NamedTensor& p : model.named_parameters()) wanted.emplace(p.name, p.tensor);
   for (const NamedTensor& b : model.named_buffers()) wanted.emplace(b.name, b.tensor);
-  LoadedTensors found(skip);
-  for (const std::string& file : files.files) load_file(file, wanted, gpt, found);
+  auto matched = std::make_unique<MatchedWeights>();
+  matched->path = path;
+  FoundNames found(skip);
+  for (const std::string& file : files.files) {
+    matched->files.push_back(std::make_unique<SafetensorsFile>(file));
+    match_file(*matched->files.back(), wanted, gpt, found, *matched);
+  }
   check_weight_map(files, found, path);
   std::vector<std::string> missing;
-  int64_t left = 0;  // as initialised, by model.init_skip
   for (const auto& [name, tensor] : wanted) {
-    if (found.loaded.count(name) != 0) continue;
+    if (matched->index.count(name) != 0) continue;
     if (found.skip.matches(name)) {
-      ++left;
+      ++matched->left;
     } else {
       missing.push_back(name);
     }
@@ -160,23 +208,37 @@ int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const 
             " (model.init_skip leaves tensors as initialised)"),
         Raised::kAllRanks);
   }
+  return matched;
+}
+
+void read_whole(const MatchedTensor& t, bool gpt) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor target = t.target;
+  if (!read_in_place(*t.file, *t.entry, target, t.name, gpt)) {
+    copy_into(target, t.file->read(*t.entry), t.name, gpt);
+  }
+}
+
+std::string left_note(int64_t left) {
+  return left > 0 ? fmt::format("; {} left as initialised (model.init_skip)", left) : "";
+}
+
+int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const std::string& skip) {
+  const Stopwatch clock;
+  const std::unique_ptr<MatchedWeights> matched = match_weights(path, model, gpt, skip);
+  for (const MatchedTensor& t : matched->tensors) read_whole(t, gpt);
+  const int64_t bytes = matched->bytes_read();
   const double seconds = clock.seconds();
-  spdlog::info("weights: {} tensors ({}) read from {} in {:.3g} s ({}/s){}{}", found.loaded.size(),
-               human_bytes(found.bytes_read), path, seconds,
-               human_bytes(static_cast<int64_t>(static_cast<double>(found.bytes_read) /
-                                                std::max(seconds, 1e-9))),
-               files.files.size() > 1 ? fmt::format(" ({} shards)", files.files.size()) : "",
-               left > 0 ? fmt::format("; {} left as initialised (model.init_skip)", left) : "");
-  return found.bytes_read;
+  spdlog::info(
+      "weights: {} tensors ({}) read from {} in {:.3g} s ({}/s){}{}", matched->tensors.size(),
+      human_bytes(bytes), path, seconds,
+      human_bytes(static_cast<int64_t>(static_cast<double>(bytes) / std::max(seconds, 1e-9))),
+      matched->files.size() > 1 ? fmt::format(" ({} shards)", matched->files.size()) : "",
+      left_note(matched->left));
+  return bytes;
 }
 
 }  // namespace
-
-bool is_hdf5_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char signature[8] = {};
-  return in.read(signature, 8) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0;
-}
 
 std::optional<int64_t> load_initial_weights(const std::string& path, Model& model, bool gpt,
                                             const std::string& skip) {
@@ -193,6 +255,88 @@ std::optional<int64_t> load_initial_weights(const std::string& path, Model& mode
     return std::nullopt;
   }
   return load_safetensors(path, model, gpt, skip);
+}
+
+InitialWeightsSource::InitialWeightsSource(std::unique_ptr<MatchedWeights> weights, bool gpt)
+    : weights_(std::move(weights)), gpt_(gpt) {}
+
+InitialWeightsSource::~InitialWeightsSource() = default;
+
+bool InitialWeightsSource::holds(const std::string& name) const {
+  return weights_->index.count(name) != 0;
+}
+
+const std::string& InitialWeightsSource::path() const {
+  return weights_->path;
+}
+
+int64_t InitialWeightsSource::bytes_read() const {
+  return weights_->bytes_read();
+}
+
+int64_t InitialWeightsSource::bytes_in_files() const {
+  return weights_->bytes_in_files();
+}
+
+void InitialWeightsSource::read(const std::string& name, int64_t first, torch::Tensor out) {
+  const Stopwatch clock;
+  const MatchedTensor& t = weights_->tensors.at(weights_->index.at(name));
+  const SafetensorsEntry& entry = *t.entry;
+  const int64_t count = out.numel();
+  if (gpt_ && gpt2_conv1d_weight(name) && entry.shape.size() == 2) {
+    // Stored [in, out], kept [out, in]: the piece's elements lie in the model's rows r0..r1,
+    // which are columns r0..r1 of every file row. One run per file row over that band (not a
+    // bounding range, which would be most of the tensor), transposed back into the piece.
+    const int64_t rows = entry.shape[1];
+    const int64_t cols = entry.shape[0];
+    const int64_t r0 = first / cols;
+    const int64_t r1 = (first + count - 1) / cols;
+    const torch::Tensor band = t.file->read_runs(entry, r0, r1 - r0 + 1, rows, cols);
+    if (first % cols == 0 && count % cols == 0) {
+      out.view({r1 - r0 + 1, cols}).copy_(band.t());  // whole rows: one strided copy
+    } else {
+      out.copy_(band.t().reshape(-1).narrow(0, first - r0 * cols, count));
+    }
+  } else {
+    // As the model keeps it, row-major, read straight into `out` where the file holds float32; a
+    // padded vocabulary's missing rows are the tail: zeros.
+    const int64_t stored = c10::multiply_integers(entry.shape);
+    const int64_t in_file = std::clamp<int64_t>(stored - first, 0, count);
+    if (in_file > 0) {
+      const torch::Tensor head = out.narrow(0, 0, in_file);
+      const torch::Tensor values =
+          t.file->read_runs(entry, first, in_file, in_file, 1, head.view({1, in_file}));
+      if (values.data_ptr() != head.data_ptr()) head.copy_(values.view(-1));
+    }
+    if (in_file < count) out.narrow(0, in_file, count - in_file).zero_();
+  }
+  seconds_ += clock.seconds();
+}
+
+std::unique_ptr<InitialWeightsSource> open_initial_weights(const std::string& path, Model& model,
+                                                           bool gpt, const std::string& skip) {
+  if (!std::filesystem::exists(path)) {
+    throw DataError("model.init '" + path + "': no such file or directory", Raised::kAllRanks);
+  }
+  if (is_hdf5_file(path)) {
+    throw ConfigError(fmt::format(
+        "option 'model.init' under ddp.zero = 3 reads safetensors, each rank its own slices; "
+        "'{}' is a ddptrain checkpoint: write it as safetensors first (ddptrain export), or train "
+        "with ddp.zero <= 2",
+        path));
+  }
+  std::unique_ptr<MatchedWeights> matched = match_weights(path, model, gpt, skip);
+  for (const NamedTensor& b : model.named_buffers()) {  // every rank holds them whole
+    const auto at = matched->index.find(b.name);
+    if (at != matched->index.end()) read_whole(matched->tensors[at->second], gpt);
+  }
+  spdlog::info(
+      "weights: {} tensors of {} ({}) checked{}; ddp.zero = 3: each rank reads its own "
+      "slices of the parameters as they are sharded{}",
+      matched->tensors.size(), path, human_bytes(matched->bytes_in_files()),
+      matched->files.size() > 1 ? fmt::format(" ({} shards)", matched->files.size()) : "",
+      left_note(matched->left));
+  return std::make_unique<InitialWeightsSource>(std::move(matched), gpt);
 }
 
 }  // namespace ddpt

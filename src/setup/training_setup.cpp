@@ -47,15 +47,25 @@ void check_validation_split(const Config& config, const DataSplits& data) {
 // made in memory from the deck alone, so before make_datasets; a data file is read batch by
 // batch, so after it, from the shape make_datasets read (not opening the file a second time).
 // What each rank read of model.init's file, on rank 0's output: without ZeRO-3 every rank reads
-// the whole file itself.
-void report_bytes_read(std::optional<int64_t> bytes, HostGroup& group) {
+// the whole file itself; under ZeRO-3 its own slices (of `file_bytes` of tensor data in all).
+void report_bytes_read(std::optional<int64_t> bytes, HostGroup& group,
+                       std::optional<int64_t> file_bytes = std::nullopt) {
   if (!bytes || group.size() == 1) return;
   std::vector<std::string> each;
   for (const double b : group.all_gather("model.init's bytes read",
                                          std::vector<double>{static_cast<double>(*bytes)})) {
     each.push_back(human_bytes(static_cast<int64_t>(b)));
   }
-  spdlog::info("weights: read by each rank: {}", fmt::join(each, ", "));
+  spdlog::info("weights: read by each rank: {}{}", fmt::join(each, ", "),
+               file_bytes ? " of " + human_bytes(*file_bytes) : "");
+}
+
+// Under ZeRO-3, once the trainer has sharded the model: what was read of model.init's file.
+void report_slices_read(TrainingSetup& setup) {
+  const InitialWeightsSource& source = *setup.initial_weights;
+  spdlog::info("weights: slices of {} read in {:.3g} s ({} on rank 0)", source.path(),
+               source.seconds(), human_bytes(source.bytes_read()));
+  report_bytes_read(source.bytes_read(), *setup.world.group, source.bytes_in_files());
 }
 
 void make_data_and_model(const Config& config, TrainingSetup& setup) {
@@ -70,16 +80,14 @@ void make_data_and_model(const Config& config, TrainingSetup& setup) {
   const DatasetInfo info = setup.data.train->info();
   if (!synthetic) check_host_memory(config, setup.sharding, info, setup.job, group);
   setup.model = make_model(config.model, info, setup.sharding.initial_values());
-  if (!config.model.init.empty()) {
-    if (setup.sharding.initial_values() != ParameterValues::kInitialised) {
-      throw ConfigError(
-          "option 'model.init' does not go with ddp.zero = 3 yet (each rank would "
-          "read its own slices): train with ddp.zero <= 2");
-    }
+  const bool gpt = config.model.type == ModelType::kGpt;
+  if (!config.model.init.empty() && setup.sharding.parameters_sharded()) {
+    // The trainer reads each rank's slices as it shards the parameters (make_run_and_files).
+    setup.initial_weights =
+        open_initial_weights(config.model.init, *setup.model, gpt, config.model.init_skip);
+  } else if (!config.model.init.empty()) {
     report_bytes_read(
-        load_initial_weights(config.model.init, *setup.model, config.model.type == ModelType::kGpt,
-                             config.model.init_skip),
-        group);
+        load_initial_weights(config.model.init, *setup.model, gpt, config.model.init_skip), group);
   }
   setup.freeze = freeze_parameters(*setup.model, config.model.freeze);
 }
@@ -101,8 +109,13 @@ void make_run_and_files(TrainingSetup& setup) {
   RunParts parts{*setup.comm,       setup.sharding,       *setup.world.group,        *setup.model,
                  *setup.data.train, setup.data.val.get(), setup.world.watchdog.get()};
   parts.faults = setup.faults.get();
+  parts.initial_values = setup.initial_weights.get();
   setup.run = std::make_unique<TrainingRun>(run_options(setup.config, setup.comm->size()),
                                             parts);  // last deck check
+  if (setup.initial_weights) {
+    report_slices_read(setup);
+    setup.initial_weights.reset();  // read: the files are closed
+  }
   setup.run->register_state(setup.state);
   // Every parameter, frozen ones too: the checkpoint is the whole model.
   setup.files = std::make_unique<RunFiles>(

@@ -20,6 +20,7 @@
 #include "models/model.hpp"
 #include "run/training_run.hpp"
 #include "runtime/job.hpp"
+#include "setup/initial_weights.hpp"
 #include "setup/make_datasets.hpp"
 #include "state/checkpointed.hpp"
 #include "util/fault_injector.hpp"
@@ -43,6 +44,8 @@ struct TrainingSetup {
   ShardingPlan sharding;  // what ZeRO shards over comm's ranks (setup/sharding.hpp)
   DataSplits data;
   std::unique_ptr<Model> model;
+  // ZeRO-3, model.init: the file the trainer reads each rank's slices from, while it is built.
+  std::unique_ptr<InitialWeightsSource> initial_weights;
   FreezeCount freeze;
   std::unique_ptr<TrainingRun> run;
   CheckpointRegistry state;  // the run's stateful parts, in the order checkpoints write them

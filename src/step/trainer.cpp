@@ -17,9 +17,10 @@ namespace {
 // The model's values and device before the engine is built. ZeRO-3 (`sharded`): the trainable
 // parameters reach the device a unit at a time as they are sharded (ddp/sharded_parameters.hpp),
 // so that no device holds the whole model, and a model built with its values deferred
-// (initial_values()) gets them a unit at a time there too; frozen parameters get theirs now.
-// Without ZeRO-3 every parameter gets its values now, and the whole model goes to the device.
-void place_model(Model& model, bool sharded, torch::Device device) {
+// (initial_values()) gets them a unit at a time there too; frozen parameters get theirs now, from
+// `source` where it holds them. Without ZeRO-3 every parameter gets its values now, and the whole
+// model goes to the device.
+void place_model(Model& model, bool sharded, torch::Device device, ParameterSource* source) {
   if (!sharded) {
     model.materialize(model.named_parameters());
     model.to(device);
@@ -30,6 +31,15 @@ void place_model(Model& model, bool sharded, torch::Device device) {
     if (!p.tensor.requires_grad()) frozen.push_back(p);
   }
   model.materialize(frozen);
+  if (source != nullptr) {
+    torch::NoGradGuard no_grad;
+    for (const NamedTensor& p : frozen) {
+      if (!source->holds(p.name)) continue;
+      torch::Tensor values = torch::empty({p.tensor.numel()}, torch::kFloat);
+      source->read(p.name, 0, values);
+      p.tensor.copy_(values.view(p.tensor.sizes()));
+    }
+  }
   move_all_but_trainable(model, device);
 }
 
@@ -50,7 +60,7 @@ class WaitsObserved {
 }  // namespace
 
 Trainer::Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Communicator& comm,
-                 Model& model, const Dataset& data, FaultInjector& faults)
+                 Model& model, const Dataset& data, FaultInjector& faults, ParameterSource* source)
     : options_(options),
       sharding_(sharding),
       comm_(comm),
@@ -63,7 +73,7 @@ Trainer::Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Co
   for (auto& p : model_.named_parameters()) {
     if (p.tensor.requires_grad()) trainable_.push_back(p);
   }
-  place_model(model_, sharding.parameters_sharded(), comm_.device());
+  place_model(model_, sharding.parameters_sharded(), comm_.device(), source);
   DataParallelOptions engine;
   engine.bucket_mb = options_.bucket_mb;
   engine.first_bucket_mb = options_.first_bucket_mb;
@@ -74,6 +84,7 @@ Trainer::Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Co
   engine.materialize = [this](const std::vector<NamedTensor>& params) {
     model_.materialize(params);
   };
+  engine.source = source;
   engine_ = std::make_unique<DataParallel>(trainable_, model_.named_buffers(), comm_, engine);
   if (ShardedParameters* units = engine_->sharded_parameters()) {
     sharded_model_ = std::make_unique<ShardedModel>(model_, *units);

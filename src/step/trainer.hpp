@@ -85,9 +85,12 @@ class Trainer {
  public:
   // Collective: moves the model to the communicator's device and broadcasts rank 0's state.
   // `sharding`: what ZeRO shards on `comm` (setup/sharding.hpp). `faults`: a test's
-  // (util/fault_injector.hpp), called inside each step's first forward.
+  // (util/fault_injector.hpp), called inside each step's first forward. `source`: under ZeRO-3,
+  // where the parameters it holds take their values from (model.init), each rank reading its own
+  // shard of them and the frozen ones whole; null: the model's own.
   Trainer(const TrainerOptions& options, const ShardingPlan& sharding, Communicator& comm,
-          Model& model, const Dataset& data, FaultInjector& faults = no_faults());
+          Model& model, const Dataset& data, FaultInjector& faults = no_faults(),
+          ParameterSource* source = nullptr);
 
   // Collective: optimizer step `step` (0-based) on the next train.grad_accum micro-batches of
   // `batches`, its phases lapped on `laps`. Returns this rank's loss for the step, a float scalar

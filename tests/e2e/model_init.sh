@@ -7,7 +7,9 @@
 #    log-probability equal those of a GPT-2 forward written here with Hugging Face's semantics
 #    (Conv1D: x @ W + b), within 1e-5: the padded rows are neither picked nor counted;
 #  - model.init: fine-tuning from the first file at 2 ranks, the loss falls; the run's banner
-#    says what was read;
+#    says what was read; under ZeRO-3 at 3 ranks from each file the first loss is zero 0's, the
+#    loss falls, and each rank read only its slices (its bytes read, well under the file);
+#    a ddptrain checkpoint under ZeRO-3: exit 2;
 #  - export -> read back: generate from a checkpoint and from its export give the same file;
 #  - bad files (a shape the deck's model does not have, a tensor it does not have, a missing
 #    one, a truncated file): exit 3, the line, no run directory.
@@ -23,8 +25,9 @@ gpt=$repo/inputs/gpt_tokens.cfg
 model=(--model.n_layer=2 --model.n_head=4 --model.n_embd=32 --model.vocab=256 --train.threads=1)
 
 "$python" - "$work" <<'PY'
-import json, math, struct, sys
+import math, sys
 import h5py, numpy as np, torch
+from safetensors_file import write_safetensors
 work = sys.argv[1]
 torch.manual_seed(11)
 LAYERS, EMBD, BLOCK = 2, 32, 32
@@ -46,18 +49,7 @@ def gpt2_weights(vocab, untied):
     return w
 
 def write(path, tensors, dtype):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        t = t.to(dtype).contiguous()
-        raw = (t.view(torch.int16) if dtype == torch.bfloat16 else t).numpy().tobytes()
-        header[name] = {"dtype": {torch.float32: "F32", torch.bfloat16: "BF16"}[dtype],
-                        "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    write_safetensors(path, {name: t.to(dtype) for name, t in tensors.items()})
 
 def logits(w, tokens, untied):
     ln = lambda x, p: torch.nn.functional.layer_norm(x, (EMBD,), w[p + ".weight"], w[p + ".bias"], 1e-5)
@@ -132,6 +124,59 @@ loss = h5py.File(sys.argv[1], "r")["train/loss"][()]
 assert loss[-1] < loss[0], loss
 print(f"fine-tuned from the file: loss {loss[0]:.3f} -> {loss[-1]:.3f}")
 PY
+
+# Under ZeRO-3 at 3 ranks each rank reads only its slices of the file: from each file the first
+# loss is the zero-0 run's (plain: float32, tied; prefixed: bfloat16, untied, with the masks;
+# padded: 250 rows of 256), the loss falls, and each rank read about a third of the tensors, the
+# three together about the whole (the zero-0 run's line: the whole file by every rank).
+tune3() {  # NAME ZERO FILE STEPS [OPTION...]
+  local name=$1 zero=$2 file=$3 steps=$4
+  shift 4
+  "$mpiexec" -np 3 --oversubscribe "$ddptrain" train "$gpt" "${model[@]}" --train.global_batch=24 \
+    --model.init="$work/$file" --ddp.zero="$zero" --run.dir="$work/$name" --train.steps="$steps" \
+    --eval.every=0 --log.every=1 "$@" >"$work/$name.txt" 2>&1 ||
+    { cat "$work/$name.txt"; fail "$name: fine-tuning at 3 ranks, ddp.zero = $zero, exited"; }
+}
+tune3 plain_z0 0 plain.safetensors 30
+tune3 plain_z3 3 plain.safetensors 30
+tune3 prefixed_z0 0 prefixed.safetensors 1 --model.tie=false
+tune3 prefixed_z3 3 prefixed.safetensors 1 --model.tie=false
+tune3 padded_z0 0 padded.safetensors 1 --data.vocab=250
+tune3 padded_z3 3 padded.safetensors 1 --data.vocab=250
+"$python" - "$work" <<'PY' || fail "ZeRO-3's import differs from zero 0's, or a rank read more than its slices"
+import json, re, struct, sys
+import h5py
+work = sys.argv[1]
+loss = {n: h5py.File(f"{work}/{n}/metrics.h5", "r")["train/loss"][()]
+        for z in ("z0", "z3") for n in (f"plain_{z}", f"prefixed_{z}", f"padded_{z}")}
+for name in ("plain", "prefixed", "padded"):
+    a, b = loss[f"{name}_z0"][0], loss[f"{name}_z3"][0]
+    assert abs(a - b) <= 1e-5 * abs(a), f"{name}: first loss {b} under ZeRO-3, {a} at zero 0"
+z3 = loss["plain_z3"]
+assert z3[-5:].mean() < z3[0], f"ZeRO-3 fine-tuning did not lower the loss: {z3}"
+print(f"ZeRO-3 from the file: first losses as zero 0's; loss {z3[0]:.3f} -> {z3[-5:].mean():.3f}")
+with open(f"{work}/plain.safetensors", "rb") as f:  # every tensor of it is the model's
+    header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+whole = sum(e["data_offsets"][1] - e["data_offsets"][0] for e in header.values())
+units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+def each_rank(name):
+    line = re.search(r"weights: read by each rank: (.*)", open(f"{work}/{name}.txt").read())
+    assert line, f"{name}: no line of what each rank read"
+    return [float(v) * units[u] for v, u in re.findall(r"([\d.]+) (B|KiB|MiB|GiB)", line.group(1))[:3]]
+full, sliced = each_rank("plain_z0"), each_rank("plain_z3")
+assert len(full) == 3 and all(abs(b - whole) <= 0.01 * whole for b in full), (full, whole)
+assert len(sliced) == 3 and all(b < 0.6 * whole for b in sliced), (sliced, whole)
+assert 0.97 * whole <= sum(sliced) <= 1.1 * whole, (sliced, whole)
+print(f"bytes read of {whole}: zero 0 {full}, ZeRO-3 {sliced}")
+PY
+# A ddptrain checkpoint under ZeRO-3: exit 2, saying what to do instead.
+rc=0
+message=$("$mpiexec" -np 2 --oversubscribe "$ddptrain" train "$gpt" "${model[@]}" --ddp.zero=3 \
+  --model.init="$work/tuned/checkpoints/latest" --run.dir="$work/z3_checkpoint" \
+  --train.steps=2 2>&1) || rc=$?
+[[ $rc -eq 2 ]] || fail "exit $rc, not 2, for a ddptrain checkpoint as model.init under ZeRO-3: $message"
+expect_message "is a ddptrain checkpoint: write it as safetensors first (ddptrain export)"
+[[ ! -e $work/z3_checkpoint/metrics.h5 ]] || fail "a refused run wrote its metrics"
 
 # A checkpoint and its export generate the same file.
 "$ddptrain" export "$work/tuned/config.cfg" --checkpoint "$work/tuned/checkpoints/latest" \

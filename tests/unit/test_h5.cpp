@@ -70,6 +70,18 @@ TEST_F(H5, MissingAndCorruptFilesNameTheFile) {
   }
 }
 
+TEST_F(H5, Hdf5FilesAreKnownByTheirSignature) {
+  H5File::create(path("a.h5")).close();
+  EXPECT_TRUE(is_hdf5_file(path("a.h5")));
+  std::ofstream(path("model.safetensors"), std::ios::binary)
+      << std::string("\x08\0\0\0\0\0\0\0{}      ", 16);
+  EXPECT_FALSE(is_hdf5_file(path("model.safetensors")));
+  std::ofstream(path("short.h5"), std::ios::binary) << "\x89HDF";  // the signature's first half
+  EXPECT_FALSE(is_hdf5_file(path("short.h5")));
+  EXPECT_FALSE(is_hdf5_file(dir_.string()));
+  EXPECT_FALSE(is_hdf5_file(path("missing.h5")));
+}
+
 TEST_F(H5, FailedCallCarriesTheHdf5ErrorStack) {
   H5File file = H5File::create(path("b.h5"));
   try {

@@ -1,7 +1,7 @@
 // safetensors files (io/safetensors_writer.hpp, io/safetensors_file.hpp): what the writer writes
-// reads back bit for bit, by byte range (only the bytes asked for); and each malformed file a
-// download or a converter can leave is refused with a DataError (exit 3) that says what is wrong,
-// before any tensor is read.
+// reads back bit for bit, by byte range (only the bytes asked for, a tensor's runs too); and each
+// malformed file a download or a converter can leave is refused with a DataError (exit 3) that says
+// what is wrong, before any tensor is read.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -76,6 +76,34 @@ TEST(Safetensors, ReadsOnlyTheBytesAskedFor) {
   SafetensorsFile file(path);
   EXPECT_TRUE(torch::equal(file.read(*file.find("small")), torch::ones({3})));
   EXPECT_EQ(file.bytes_read(), 12);
+  std::remove(path.c_str());
+}
+
+// A rank's slice under ZeRO-3: one range, or one run per stored row of a transposed weight.
+TEST(Safetensors, RunsReadOnlyTheirElements) {
+  torch::manual_seed(5);
+  const torch::Tensor f32 = torch::randn({4, 6});
+  const torch::Tensor bf16 = torch::randn({4, 6}).to(torch::kBFloat16);
+  const std::string path = temp_path("runs.safetensors");
+  write_safetensors(path, {{"f32", f32}, {"bf16", bf16}}, {});
+  SafetensorsFile file(path);
+  const SafetensorsEntry& a = *file.find("f32");
+  EXPECT_TRUE(
+      torch::equal(file.read_runs(a, 5, 9, 9, 1), f32.view(-1).narrow(0, 5, 9).view({1, 9})));
+  EXPECT_EQ(file.bytes_read(), 9 * 4);
+  // Columns 2..4 of every row: the transposed tensor's rows 2..4.
+  EXPECT_TRUE(torch::equal(file.read_runs(a, 2, 3, 6, 4), f32.narrow(1, 2, 3)));
+  EXPECT_EQ(file.bytes_read(), 9 * 4 + 12 * 4);
+  const SafetensorsEntry& b = *file.find("bf16");
+  EXPECT_TRUE(torch::equal(file.read_runs(b, 1, 2, 6, 4), bf16.narrow(1, 1, 2).to(torch::kFloat)));
+  EXPECT_EQ(file.bytes_read(), 21 * 4 + 8 * 2);
+  // Into a tensor of the stored dtype: the bytes go straight there.
+  const torch::Tensor into = torch::zeros({1, 6});
+  const torch::Tensor row = file.read_runs(a, 12, 6, 6, 1, into);
+  EXPECT_EQ(row.data_ptr(), into.data_ptr());
+  EXPECT_TRUE(torch::equal(into, f32.narrow(0, 2, 1)));
+  EXPECT_THROW(file.read_runs(a, 20, 5, 5, 1), DataError);  // past the tensor's 24 elements
+  EXPECT_THROW(file.read_runs(a, 4, 3, 6, 4), DataError);
   std::remove(path.c_str());
 }
 

@@ -4,8 +4,9 @@
 # [in, out] that are transposed on the way in) against reading the same file with dd, in the
 # same run: from the page cache (ROUNDS rounds, dd and ddptrain in turns) and, where
 # /proc/sys/vm/drop_caches can be written, from the disk (one round, the cache dropped before
-# each). Then the bytes each rank read at 1 to 4 ranks (every rank reads the whole file itself),
-# and ddp.zero = 3, which model.init does not take yet. Prints figures; asserts nothing.
+# each). Then the bytes each rank read at 1 to 4 ranks, without ZeRO (every rank reads the whole
+# file itself) and with ddp.zero = 3 (each rank its own slices; one rank has nothing to shard).
+# Prints figures; asserts nothing.
 #   share/dev/bench/import_speed.sh [ROUNDS] [DDPTRAIN]     (defaults: 3, build/bin/ddptrain)
 set -euo pipefail
 rounds=${1:-3}
@@ -61,9 +62,9 @@ else
 fi
 
 echo "== bytes each rank read"
-for ranks in 1 2 3 4; do
-  echo "-- $ranks rank(s)"
-  import_line "$ranks"
+for zero in 0 3; do
+  for ranks in 1 2 3 4; do
+    echo "-- $ranks rank(s), ddp.zero = $zero"
+    import_line "$ranks" --ddp.zero="$zero"
+  done
 done
-echo "-- 2 ranks, ddp.zero = 3"
-import_line 2 --ddp.zero=3
