@@ -5,8 +5,8 @@
 // kPoll instead of waiting inside MPI: Open MPI's waits spin, and would take a core from rank 0's
 // own work. The other ranks keep one question ahead (each asks for its next number as it takes
 // one), so that the polling's delay hides behind the batch in hand; a millisecond's poll wakes
-// rank 0 a thousand times a second, little beside the work on its core. A stop closes the counter: every later
-// question is answered kStopped, and the numbers not handed out go to nobody.
+// rank 0 a thousand times a second, little beside the work on its core. A stop closes the counter:
+// every later question is answered kStopped, and the numbers not handed out go to nobody.
 #pragma once
 
 #include <mpi.h>

@@ -4,6 +4,8 @@
 // left out of the cache in place.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "generate/generation.hpp"
 #include "models/gpt.hpp"
 
@@ -34,6 +36,21 @@ Prompts some_prompts() {
   return Prompts("test prompts", torch::randint(0, 50, {offsets.back()}, torch::kLong), offsets);
 }
 
+// A GPT of 2 layers, vocabulary 50 and context 16, its weights drawn after manual_seed(seed), in
+// eval mode.
+std::unique_ptr<Gpt> small_gpt(uint64_t seed) {
+  torch::manual_seed(seed);
+  GptSpec spec;
+  spec.vocab = 50;
+  spec.block = 16;
+  spec.n_layer = 2;
+  spec.n_head = 2;
+  spec.n_embd = 32;
+  auto gpt = std::make_unique<Gpt>(spec);
+  gpt->train(false);
+  return gpt;
+}
+
 TEST(Generation, BatchesHoldPromptsOfOneLengthInRowOrder) {
   const auto batches = plan_batches(some_prompts(), 2, /*mixed_lengths=*/false);
   const std::vector<std::vector<int64_t>> expected{{3}, {6}, {0, 2}, {5}, {1, 4}};
@@ -47,15 +64,8 @@ TEST(Generation, MixedBatchesTakeRowsByLengthThenRow) {
 }
 
 TEST(Generation, CachedDecodingChoosesWhatTheWholeWindowChooses) {
-  torch::manual_seed(11);
-  GptSpec spec;
-  spec.vocab = 50;
-  spec.block = 16;
-  spec.n_layer = 2;
-  spec.n_head = 2;
-  spec.n_embd = 32;
-  Gpt gpt(spec);
-  gpt.train(false);
+  const std::unique_ptr<Gpt> model = small_gpt(11);
+  Gpt& gpt = *model;
   ASSERT_EQ(gpt.decoding(), Model::Decoding::kCacheWithPadding);
   WithoutCache plain(gpt);
   const Prompts prompts = some_prompts();
@@ -94,15 +104,8 @@ TEST(Generation, CachedDecodingChoosesWhatTheWholeWindowChooses) {
 
 // Prompts of one length, several to a batch, through the cache and through the whole window.
 TEST(Generation, CachedDecodingOfOneLengthChoosesWhatTheWholeWindowChooses) {
-  torch::manual_seed(12);
-  GptSpec spec;
-  spec.vocab = 50;
-  spec.block = 16;
-  spec.n_layer = 2;
-  spec.n_head = 2;
-  spec.n_embd = 32;
-  Gpt gpt(spec);
-  gpt.train(false);
+  const std::unique_ptr<Gpt> model = small_gpt(12);
+  Gpt& gpt = *model;
   WithoutCache plain(gpt);
   const Prompts prompts = some_prompts();
   GenerationOptions options;
