@@ -1,8 +1,8 @@
 // One new position's attention over a cache of keys and values, on the CPU in float32: what the
 // built-in GPT runs for each new token while generating (models/token_decoder.hpp). LibTorch's
 // tensor operations (baddbmm, softmax, bmm) make one small BLAS call per (row, head) and product,
-// and at decoding's shapes (one query, a few dozen cached positions, heads of 16 to 64) the calls'
-// overhead is most of the time. Here each (row, head) is one pass of plain loops: the scores, their
+// each doing little work at decoding's shapes (one query, a few dozen cached positions, heads of
+// 16 to 64). Here each (row, head) is one pass of plain loops: the scores, their
 // softmax, the values' weighted sum, written straight into y's [N, C] layout (heads side by side),
 // so that no copy follows either.
 #pragma once
