@@ -191,10 +191,11 @@ GenerationModel load_generation_model(const Config& config, const std::string& c
 
 // generate.batch_size, found by trials where it is auto (0).
 int64_t batch_size_for(InferenceModel& loaded, const Prompts& prompts,
-                       const GenerationOptions& options, HostGroup& group) {
+                       const GenerationOptions& options, HostGroup& group,
+                       const FaultInjector& faults) {
   if (options.batch_size > 0) return options.batch_size;
   return largest_generation_batch(loaded.runnable(), prompts, options, loaded.device, group,
-                                  faults_from_environment(group.rank())->trial_sample_limit());
+                                  faults.trial_sample_limit());
 }
 
 // ZeRO-3: the forwards every rank makes in round `round` (of batches.size() / ranks), the most
@@ -363,12 +364,13 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
   const Job job = set_up_job(config.train.threads);
   const WatchedWorld watched = watch_world(MPI_COMM_WORLD, config.dist.timeout_s);
   HostGroup& group = *watched.group;
+  const std::unique_ptr<FaultInjector> faults = faults_from_environment(group.rank());
   const GenerationModel generation = load_generation_model(config, checkpoint, job, watched);
   InferenceModel& loaded = *generation.loaded;
   GenerationOptions options = generation_options(config, loaded.info);
   const Prompts prompts = Prompts::read(input);
   prompts.check_fit(options.vocab, options.context);
-  options.batch_size = batch_size_for(loaded, prompts, options, group);
+  options.batch_size = batch_size_for(loaded, prompts, options, group, *faults);
   check_paths_and_size(input, output, checkpoint, prompts, options, group.size());
   GenerationProgress progress(
       output, settings_text(checkpoint, loaded.step, config.train.ema_decay > 0, prompts, options),
@@ -382,11 +384,10 @@ int generate_command(const std::vector<std::string>& args, MpiEnv& mpi) {
       still_to_do(plan_batches(prompts, options.batch_size,
                                loaded.runnable().decoding() == Model::Decoding::kCacheWithPadding),
                   progress);
-  MyRows mine =
-      loaded.runnable().forwards_in_lockstep()
-          ? generate_in_rounds(loaded, prompts, batches, options, progress, group)
-          : generate_as_handed_out(loaded, prompts, batches, options, progress, group,
-                                   watched.watchdog.get(), *faults_from_environment(group.rank()));
+  MyRows mine = loaded.runnable().forwards_in_lockstep()
+                    ? generate_in_rounds(loaded, prompts, batches, options, progress, group)
+                    : generate_as_handed_out(loaded, prompts, batches, options, progress, group,
+                                             watched.watchdog.get(), *faults);
   if (mine.stopped) return stopped_by_signal(output);
   const double seconds = clock.seconds();
   const std::vector<double> batches_of =

@@ -57,7 +57,6 @@ void WorkCounter::ask(bool stop) {
       MPI_Irecv(&answer_, 1, MPI_INT64_T, 0, kCounterAnswerTag, comm_.get(), &answer_request_));
   DDPT_CHECK_MPI(MPI_Isend(&question_, 1, MPI_INT64_T, 0, kCounterQuestionTag, comm_.get(),
                            &question_request_));
-  asked_ = true;
 }
 
 int64_t WorkCounter::next(bool stop) {
@@ -65,13 +64,12 @@ int64_t WorkCounter::next(bool stop) {
     const std::lock_guard<std::mutex> lock(mutex_);
     return take(stop);
   }
-  if (!asked_) return kNone;  // the last answer came before
+  if (answer_request_ == MPI_REQUEST_NULL) return kNone;  // the last answer came before
   {
     const Watchdog::Scope waiting = watch_phase(watchdog_, "the next batch from rank 0");
     DDPT_CHECK_MPI(MPI_Wait(&question_request_, MPI_STATUS_IGNORE));
     DDPT_CHECK_MPI(MPI_Wait(&answer_request_, MPI_STATUS_IGNORE));
   }
-  asked_ = false;
   const int64_t answer = answer_;
   if (answer >= 0) ask(stop);
   return answer;

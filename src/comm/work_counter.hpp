@@ -64,8 +64,7 @@ class WorkCounter {
   int64_t question_ = 0;
   int64_t answer_ = 0;
   MPI_Request question_request_ = MPI_REQUEST_NULL;
-  MPI_Request answer_request_ = MPI_REQUEST_NULL;
-  bool asked_ = false;
+  MPI_Request answer_request_ = MPI_REQUEST_NULL;  // MPI_REQUEST_NULL: no question in flight
 };
 
 }  // namespace ddpt
