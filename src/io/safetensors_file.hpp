@@ -2,11 +2,13 @@
 // parsed with nlohmann::json and checked whole before any tensor is read: its length within the
 // file, JSON, one entry per name, a known dtype, a shape and data offsets that agree, every range
 // inside the data and none overlapping another. Each tensor is then read by its own byte range
-// (pread), so a reader takes only the bytes it asks for (bytes_read() counts them).
+// (pread), so a reader takes only the bytes it asks for (bytes_read() counts them). Reads may
+// come from several threads at once.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -48,23 +50,26 @@ class SafetensorsFile {
   // The tensor's values on the host: F32, F16 and BF16 as float32 (exactly), the integer and
   // bool types as their own. DataError if the read fails.
   torch::Tensor read(const SafetensorsEntry& entry) const;
-  // F32 data straight into `target` (a contiguous float32 host tensor of the entry's shape),
-  // without a copy: true; false, reading nothing, for any other entry or target.
-  bool read_into(const SafetensorsEntry& entry, torch::Tensor& target) const;
-  // `count` runs of `run` elements each, the k-th starting at element `first + k * stride` of the
-  // tensor flattened row-major, as a [count, run] host tensor: F32, F16 and BF16 as float32, the
-  // others as their own (one pread where the runs touch, else one per run). A rank's slice of a
-  // tensor (count 1), or of a transposed one (a run per stored row). Where `into` is a contiguous
-  // host tensor of the entry's dtype and count x run elements, the bytes go straight there (for
-  // F32 and the integer types the result is a view of it). DataError past the tensor's end or if
-  // a read fails.
-  torch::Tensor read_runs(const SafetensorsEntry& entry, int64_t first, int64_t run, int64_t stride,
-                          int64_t count, const torch::Tensor& into = {}) const;
+  // Whether the entry holds floating-point values (F32, F16, BF16): what read_floats reads.
+  static bool floating(const SafetensorsEntry& entry);
+  // `count` runs of `run` elements, the k-th starting at element `first + k * stride` of the
+  // floating-point tensor flattened row-major, as float32 into `out`: run k at
+  // `out + k * out_stride`, or, `transposed`, element j of run k at `out[j * out_stride + k]`.
+  // F32 runs stored as they are wanted go straight into `out` (one pread where the runs touch).
+  // The others pass through a cache-sized buffer (one per thread, kept between calls), a few runs
+  // at a time, widened and transposed there block by block: no copy of the whole tensor is ever
+  // made, and no fresh memory is touched. A rank's slice of a tensor (count 1), a transposed weight
+  // (a run per stored row). DataError past the tensor's end or if a read fails.
+  void read_floats(const SafetensorsEntry& entry, int64_t first, int64_t run, int64_t stride,
+                   int64_t count, float* out, int64_t out_stride, bool transposed) const;
   // Bytes of tensor data read so far.
-  int64_t bytes_read() const { return bytes_read_; }
+  int64_t bytes_read() const { return bytes_read_.load(); }
 
  private:
   void read_bytes(const SafetensorsEntry& entry, char* out) const;
+  // The k-th of `count` runs read into out + k * run, one pread where they touch.
+  void read_packed_runs(const SafetensorsEntry& entry, int64_t first, int64_t run, int64_t stride,
+                        int64_t count, char* out) const;
   // `bytes` bytes at `offset` in the entry's data into `out`.
   void read_range(const SafetensorsEntry& entry, int64_t offset, int64_t bytes, char* out) const;
 
@@ -72,7 +77,7 @@ class SafetensorsFile {
   int fd_ = -1;
   int64_t data_start_ = 0;
   SafetensorsHeader header_;
-  mutable int64_t bytes_read_ = 0;
+  mutable std::atomic<int64_t> bytes_read_{0};  // reads may come from several threads
 };
 
 }  // namespace ddpt

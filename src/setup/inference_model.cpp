@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <limits>
 
@@ -13,6 +14,7 @@
 #include "setup/make_datasets.hpp"
 #include "setup/make_model.hpp"
 #include "setup/sharding.hpp"
+#include "util/byte_size.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -29,11 +31,11 @@ void check_inputs(const H5Dataset& inputs, const DatasetInfo& info) {
   }
 }
 
-// ZeRO-3: `loaded`'s parameters cut into units, each rank keeping its blocks (of the values
-// the model was built with, or of zeros where it was built without values, until the
-// checkpoint's are read into them).
+// ZeRO-3: `loaded`'s parameters cut into units, each rank keeping its blocks: read from `source`
+// where set (published weights, each rank its own slices), else of the values the model was built
+// with, or of zeros where it was built without values, until the checkpoint's are read into them.
 void shard_model(const Config& config, const ShardingPlan& sharding_plan, InferenceModel& loaded,
-                 Communicator& comm, ParameterValues values) {
+                 Communicator& comm, ParameterValues values, ParameterSource* source) {
   const std::vector<NamedTensor> params = loaded.model->named_parameters();
   // Inference reduces nothing: a block is one buffer whatever its size.
   UnitPlan plan =
@@ -41,7 +43,8 @@ void shard_model(const Config& config, const ShardingPlan& sharding_plan, Infere
   ShardedParameters::Options sharding;
   sharding.prefetch = sharding_plan.prefetch;
   sharding.shared_memory = config.ddp.shared_memory;
-  sharding.values = values == ParameterValues::kInitialised;
+  sharding.values = values == ParameterValues::kInitialised || source != nullptr;
+  sharding.source = source;
   loaded.units = std::make_unique<ShardedParameters>(params, std::move(plan), comm, sharding);
   loaded.weights =
       std::make_unique<ShardedWeights>(params, loaded.units->shard_plan(), loaded.units->shards());
@@ -62,20 +65,25 @@ InferenceModel load_inference_model(const Config& config, const std::string& che
   const ParameterValues values = sharded ? ParameterValues::kNone : ParameterValues::kInitialised;
   loaded.model = make_model(config.model, loaded.info, values);
   loaded.device = job.device.device;
-  // Sharded as training shards it: the parameters reach the device a unit at a time.
+  const bool gpt = config.model.type == ModelType::kGpt;
+  const bool published = !is_hdf5_file(checkpoint);
+  // Sharded as training shards it: the parameters reach the device a unit at a time. Published
+  // weights (safetensors) are read as model.init reads them: under ZeRO-3 each rank reads its own
+  // slices while the parameters are cut.
   if (sharded) {
+    std::unique_ptr<InitialWeightsSource> source;
+    if (published) source = open_initial_weights(checkpoint, *loaded.model, gpt);
     move_all_but_trainable(*loaded.model, loaded.device);
-    shard_model(config, plan, loaded, *comm, values);
-  }
-  if (!is_hdf5_file(checkpoint)) {
-    // Published weights (safetensors), read as model.init reads them.
-    if (sharded) {
-      throw ConfigError(
-          "a safetensors --checkpoint does not go with ddp.zero = 3 over ranks yet: "
-          "set --ddp.zero=0");
+    shard_model(config, plan, loaded, *comm, values, source.get());
+    if (source) {
+      spdlog::info("weights: slices of {} read in {:.3g} s ({} of {} on rank 0)", checkpoint,
+                   source->seconds(), human_bytes(source->bytes_read()),
+                   human_bytes(source->bytes_in_files()));
     }
-    load_initial_weights(checkpoint, *loaded.model, config.model.type == ModelType::kGpt);
-  } else {
+  } else if (published) {
+    load_initial_weights(checkpoint, *loaded.model, gpt);
+  }
+  if (!published) {
     // A run that kept a moving average evaluated with it: so do eval and predict.
     loaded.step = load_model_weights(
         checkpoint, loaded.model->named_parameters(), loaded.model->named_buffers(),

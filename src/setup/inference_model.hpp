@@ -37,7 +37,7 @@ struct InferenceModel {
 // Every rank: builds the deck's model on the job's device and loads the weights of `checkpoint`
 // (DataError naming the file if it is damaged or belongs to another model): a ddptrain checkpoint,
 // or published weights in safetensors (a file, or a directory holding model.safetensors; step 0),
-// read as model.init reads them (setup/initial_weights.hpp; not under ZeRO-3 over ranks).
+// read as model.init reads them (setup/initial_weights.hpp; under ZeRO-3 each rank its slices).
 // Collective over `comm` with ddp.zero = 3 on more than one rank, which then shards the model over
 // it; `comm` may be null otherwise.
 InferenceModel load_inference_model(const Config& config, const std::string& checkpoint,

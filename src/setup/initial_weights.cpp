@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -17,6 +19,7 @@
 #include "util/error.hpp"
 #include "util/glob_list.hpp"
 #include "util/stopwatch.hpp"
+#include "util/task_threads.hpp"
 
 namespace ddpt {
 namespace {
@@ -63,24 +66,9 @@ void check_shape(const SafetensorsEntry& entry, const torch::Tensor& target,
       Raised::kAllRanks);
 }
 
-// The entry read straight into the model's tensor where the file stores it as the model keeps it
-// (float32 of the same shape; a GPT's vocabulary rows, padded with zero rows): most of a model,
-// with no copy. False, reading nothing, where it needs converting (GPT-2's Conv1D weights, other
-// dtypes).
-bool read_in_place(const SafetensorsFile& file, const SafetensorsEntry& entry,
-                   torch::Tensor& target, const std::string& name, bool gpt) {
-  if (gpt && gpt2_conv1d_weight(name)) return false;
-  if (padded_rows(entry, target, name, gpt)) {
-    torch::Tensor rows = target.narrow(0, 0, entry.shape[0]);
-    if (!file.read_into(entry, rows)) return false;
-    target.narrow(0, entry.shape[0], target.size(0) - entry.shape[0]).zero_();
-    return true;
-  }
-  return file.read_into(entry, target);
-}
-
 // `value` (the file's, of a shape check_shape took, GPT-2's orientation undone) into `target`; a
-// GPT's embedding or head of fewer rows than the model's is padded with zeros.
+// GPT's embedding or head of fewer rows than the model's is padded with zeros. For the tensors
+// read_elements does not take (integer values, or a model tensor other than float32).
 void copy_into(torch::Tensor& target, torch::Tensor value, const std::string& name, bool gpt) {
   if (gpt && gpt2_conv1d_weight(name) && value.dim() == 2) value = value.t();
   torch::NoGradGuard no_grad;
@@ -211,12 +199,126 @@ std::unique_ptr<MatchedWeights> match_weights(const std::string& path, Model& mo
   return matched;
 }
 
+// Elements [first, first + count) of the model's tensor `t`, flattened row-major as the model
+// keeps it, from the file into `out` as float32: a whole tensor, or a rank's piece of it under
+// ZeRO-3. Stored as the model keeps it, the piece is one byte range; a padded vocabulary's missing
+// rows are the tail, zeros. A GPT-2 Conv1D weight (stored [in, out], kept [out, in]): whole rows of
+// the model's are one run per file row over the band of columns they are, transposed on the way
+// in; a part of a row (at most one at each end of a piece) is one element per file row.
+void read_elements(const MatchedTensor& t, int64_t first, int64_t count, float* out, bool gpt) {
+  const SafetensorsEntry& entry = *t.entry;
+  const SafetensorsFile& file = *t.file;
+  if (gpt && gpt2_conv1d_weight(t.name) && entry.shape.size() == 2) {
+    const int64_t rows = entry.shape[1];  // the model's
+    const int64_t cols = entry.shape[0];
+    for (int64_t at = first, end = first + count; at < end;) {
+      const int64_t row = at / cols;
+      const int64_t col = at % cols;
+      if (col == 0 && end - at >= cols) {
+        const int64_t whole = (end - at) / cols;
+        file.read_floats(entry, row, whole, rows, cols, out, cols, /*transposed=*/true);
+        at += whole * cols;
+        out += whole * cols;
+      } else {
+        const int64_t part = std::min(cols - col, end - at);
+        file.read_floats(entry, col * rows + row, 1, rows, part, out, 1, /*transposed=*/false);
+        at += part;
+        out += part;
+      }
+    }
+    return;
+  }
+  const int64_t stored = c10::multiply_integers(entry.shape);
+  const int64_t in_file = std::clamp<int64_t>(stored - first, 0, count);
+  if (in_file > 0) file.read_floats(entry, first, in_file, in_file, 1, out, in_file, false);
+  std::fill(out + in_file, out + count, 0.0F);
+}
+
+// Whether the tensor's values go through read_floats straight into the model's memory; the rest
+// (integer values, a model tensor other than float32) are read whole and copied.
+bool read_as_floats(const MatchedTensor& t) {
+  return SafetensorsFile::floating(*t.entry) && t.target.device().is_cpu() &&
+         t.target.scalar_type() == torch::kFloat && t.target.is_contiguous();
+}
+
+// The rows of the tensor as the file stores it (its first dimension; a scalar is one row).
+int64_t stored_rows(const SafetensorsEntry& entry) {
+  return entry.shape.empty() ? 1 : entry.shape[0];
+}
+
+// Rows [row, row + rows) of the file's tensor to their place in the model's (read_as_floats):
+// stored as the model keeps it, one byte range; a GPT-2 Conv1D weight's file row i is the model's
+// column i, so a band of them is transposed on the way in, a few rows at a time.
+void read_stored_rows(const MatchedTensor& t, int64_t row, int64_t rows, bool gpt) {
+  const SafetensorsEntry& entry = *t.entry;
+  float* const model = t.target.data_ptr<float>();
+  const int64_t row_numel =
+      rows == 0 ? 0 : c10::multiply_integers(entry.shape) / stored_rows(entry);
+  if (gpt && gpt2_conv1d_weight(t.name) && entry.shape.size() == 2) {
+    t.file->read_floats(entry, row * row_numel, row_numel, row_numel, rows, model + row,
+                        entry.shape[0], /*transposed=*/true);
+  } else {
+    const int64_t count = rows * row_numel;
+    t.file->read_floats(entry, row * row_numel, count, count, 1, model + row * row_numel, count,
+                        /*transposed=*/false);
+  }
+}
+
+// The model's elements past the file's: a padded vocabulary's rows, zeros.
+void zero_padding(const MatchedTensor& t) {
+  const int64_t stored = c10::multiply_integers(t.entry->shape);
+  if (t.target.numel() > stored) {
+    t.target.view(-1).narrow(0, stored, t.target.numel() - stored).zero_();
+  }
+}
+
 void read_whole(const MatchedTensor& t, bool gpt) {
   torch::NoGradGuard no_grad;
-  torch::Tensor target = t.target;
-  if (!read_in_place(*t.file, *t.entry, target, t.name, gpt)) {
+  if (read_as_floats(t)) {
+    zero_padding(t);
+    read_stored_rows(t, 0, stored_rows(*t.entry), gpt);
+  } else {
+    torch::Tensor target = t.target;
     copy_into(target, t.file->read(*t.entry), t.name, gpt);
   }
+}
+
+// A part of one tensor's read: rows [row, row + rows) of the file's tensor.
+struct ImportPart {
+  const MatchedTensor* tensor;
+  int64_t row;
+  int64_t rows;
+};
+
+// The size of the parts the threads share a model's read in: small against the whole, so that
+// they finish together; large against a pread's cost.
+constexpr int64_t kImportPartBytes = 4 << 20;
+
+// Every tensor read into the model: the parts on as many threads as the process computes on
+// (LibTorch's intra-op threads), each taking the next part as it is free (a transposed part costs
+// about twice one stored as kept).
+// One thread copies and transposes at about a third of the rate the page cache hands out bytes
+// (share/doc/ddptrain/benchmarks.md, import_speed.sh).
+void read_all(const MatchedWeights& matched, bool gpt) {
+  torch::NoGradGuard no_grad;
+  std::vector<ImportPart> parts;
+  for (const MatchedTensor& t : matched.tensors) {
+    if (!read_as_floats(t)) {
+      read_whole(t, gpt);
+      continue;
+    }
+    zero_padding(t);
+    const int64_t rows = stored_rows(*t.entry);
+    const int64_t row_bytes = (t.entry->end - t.entry->begin) / std::max<int64_t>(rows, 1);
+    const int64_t per_part =
+        std::max<int64_t>(1, kImportPartBytes / std::max<int64_t>(row_bytes, 1));
+    for (int64_t row = 0; row < rows; row += per_part) {
+      parts.push_back({&t, row, std::min(per_part, rows - row)});
+    }
+  }
+  run_tasks(static_cast<int64_t>(parts.size()), at::get_num_threads(), [&](int64_t i) {
+    read_stored_rows(*parts[i].tensor, parts[i].row, parts[i].rows, gpt);
+  });
 }
 
 std::string left_note(int64_t left) {
@@ -226,7 +328,7 @@ std::string left_note(int64_t left) {
 int64_t load_safetensors(const std::string& path, Model& model, bool gpt, const std::string& skip) {
   const Stopwatch clock;
   const std::unique_ptr<MatchedWeights> matched = match_weights(path, model, gpt, skip);
-  for (const MatchedTensor& t : matched->tensors) read_whole(t, gpt);
+  read_all(*matched, gpt);
   const int64_t bytes = matched->bytes_read();
   const double seconds = clock.seconds();
   spdlog::info(
@@ -281,34 +383,12 @@ int64_t InitialWeightsSource::bytes_in_files() const {
 void InitialWeightsSource::read(const std::string& name, int64_t first, torch::Tensor out) {
   const Stopwatch clock;
   const MatchedTensor& t = weights_->tensors.at(weights_->index.at(name));
-  const SafetensorsEntry& entry = *t.entry;
-  const int64_t count = out.numel();
-  if (gpt_ && gpt2_conv1d_weight(name) && entry.shape.size() == 2) {
-    // Stored [in, out], kept [out, in]: the piece's elements lie in the model's rows r0..r1,
-    // which are columns r0..r1 of every file row. One run per file row over that band (not a
-    // bounding range, which would be most of the tensor), transposed back into the piece.
-    const int64_t rows = entry.shape[1];
-    const int64_t cols = entry.shape[0];
-    const int64_t r0 = first / cols;
-    const int64_t r1 = (first + count - 1) / cols;
-    const torch::Tensor band = t.file->read_runs(entry, r0, r1 - r0 + 1, rows, cols);
-    if (first % cols == 0 && count % cols == 0) {
-      out.view({r1 - r0 + 1, cols}).copy_(band.t());  // whole rows: one strided copy
-    } else {
-      out.copy_(band.t().reshape(-1).narrow(0, first - r0 * cols, count));
-    }
-  } else {
-    // As the model keeps it, row-major, read straight into `out` where the file holds float32; a
-    // padded vocabulary's missing rows are the tail: zeros.
-    const int64_t stored = c10::multiply_integers(entry.shape);
-    const int64_t in_file = std::clamp<int64_t>(stored - first, 0, count);
-    if (in_file > 0) {
-      const torch::Tensor head = out.narrow(0, 0, in_file);
-      const torch::Tensor values =
-          t.file->read_runs(entry, first, in_file, in_file, 1, head.view({1, in_file}));
-      if (values.data_ptr() != head.data_ptr()) head.copy_(values.view(-1));
-    }
-    if (in_file < count) out.narrow(0, in_file, count - in_file).zero_();
+  if (SafetensorsFile::floating(*t.entry)) {
+    read_elements(t, first, out.numel(), out.data_ptr<float>(), gpt_);
+  } else {  // integer values in a float parameter: the whole tensor, converted
+    torch::Tensor whole = torch::empty(t.target.sizes(), torch::kFloat);
+    copy_into(whole, t.file->read(*t.entry), t.name, gpt_);
+    out.copy_(whole.view(-1).narrow(0, first, out.numel()));
   }
   seconds_ += clock.seconds();
 }

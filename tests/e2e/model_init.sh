@@ -10,7 +10,9 @@
 #    says what was read; under ZeRO-3 at 3 ranks from each file the first loss is zero 0's, the
 #    loss falls, and each rank read only its slices (its bytes read, well under the file);
 #    a ddptrain checkpoint under ZeRO-3: exit 2;
-#  - export -> read back: generate from a checkpoint and from its export give the same file;
+#  - export -> read back: generate from a checkpoint and from its export give the same file; from
+#    the export under ZeRO-3 at 3 ranks (each rank reading its slices) the same tokens,
+#    log-probabilities within 1e-5 (the whole window each token, generate.sh);
 #  - bad files (a shape the deck's model does not have, a tensor it does not have, a missing
 #    one, a truncated file): exit 3, the line, no run directory.
 #  - model.init_skip: tensors left as initialised (the file lacks them, or the model does); a glob
@@ -187,11 +189,24 @@ expect_message "is a ddptrain checkpoint: write it as safetensors first (ddptrai
 "$ddptrain" generate "$work/tuned/config.cfg" --checkpoint "$work/exported" \
   --input "$work/prompts.h5" --output "$work/from_export.h5" --generate.max_new_tokens=4 \
   >/dev/null || fail "generate from the export"
+# And under ZeRO-3 at 3 ranks, each rank reading its own slices of the export.
+"$mpiexec" -np 3 --oversubscribe "$ddptrain" generate "$work/tuned/config.cfg" --ddp.zero=3 \
+  --checkpoint "$work/exported" --input "$work/prompts.h5" --output "$work/from_export_z3.h5" \
+  --generate.max_new_tokens=4 >"$work/z3_generate.log" 2>&1 ||
+  fail "generate from the export under ZeRO-3: $(tail -3 "$work/z3_generate.log")"
+grep -q "^weights: slices of $work/exported read in" "$work/z3_generate.log" ||
+  fail "generate under ZeRO-3 did not read slices: $(grep weights "$work/z3_generate.log")"
 "$python" - "$work" <<'PY' || fail "the export reads back other weights than the checkpoint's"
 import sys, h5py, numpy as np
-a, b = (h5py.File(f"{sys.argv[1]}/{n}.h5", "r") for n in ("from_checkpoint", "from_export"))
+a, b, c = (h5py.File(f"{sys.argv[1]}/{n}.h5", "r")
+           for n in ("from_checkpoint", "from_export", "from_export_z3"))
 for d in ("tokens", "offsets", "finish", "logprobs"):
     assert np.array_equal(a[d][()], b[d][()]), d
+# ZeRO-3 decodes the whole window each token (generate.sh): log-probabilities within 1e-5.
+for d in ("tokens", "offsets", "finish"):
+    assert np.array_equal(a[d][()], c[d][()]), d + " (ZeRO-3, 3 ranks)"
+worst = np.max(np.abs(a["logprobs"][()] - c["logprobs"][()]))
+assert worst <= 1e-5, f"/logprobs differ by {worst} (ZeRO-3, 3 ranks)"
 PY
 
 refused() {  # NAME TEXT [OPTION...]: model.init refused with exit 3 and TEXT, nothing written

@@ -79,31 +79,59 @@ TEST(Safetensors, ReadsOnlyTheBytesAskedFor) {
   std::remove(path.c_str());
 }
 
-// A rank's slice under ZeRO-3: one range, or one run per stored row of a transposed weight.
+// Runs of a tensor as float32: a rank's slice under ZeRO-3 (one range), a transposed weight's
+// band (a run per stored row, transposed on the way in), widened from BF16 and F16.
 TEST(Safetensors, RunsReadOnlyTheirElements) {
   torch::manual_seed(5);
   const torch::Tensor f32 = torch::randn({4, 6});
   const torch::Tensor bf16 = torch::randn({4, 6}).to(torch::kBFloat16);
+  const torch::Tensor steps = torch::arange(6, torch::kLong);
   const std::string path = temp_path("runs.safetensors");
-  write_safetensors(path, {{"f32", f32}, {"bf16", bf16}}, {});
+  write_safetensors(path, {{"f32", f32}, {"bf16", bf16}, {"steps", steps}}, {});
   SafetensorsFile file(path);
   const SafetensorsEntry& a = *file.find("f32");
-  EXPECT_TRUE(
-      torch::equal(file.read_runs(a, 5, 9, 9, 1), f32.view(-1).narrow(0, 5, 9).view({1, 9})));
+  torch::Tensor out = torch::zeros({9});
+  file.read_floats(a, 5, 9, 9, 1, out.data_ptr<float>(), 9, false);
+  EXPECT_TRUE(torch::equal(out, f32.view(-1).narrow(0, 5, 9)));
   EXPECT_EQ(file.bytes_read(), 9 * 4);
-  // Columns 2..4 of every row: the transposed tensor's rows 2..4.
-  EXPECT_TRUE(torch::equal(file.read_runs(a, 2, 3, 6, 4), f32.narrow(1, 2, 3)));
+  // Columns 2..4 of every row, transposed: the model's rows 2..4 of a Conv1D weight.
+  out = torch::zeros({3, 4});
+  file.read_floats(a, 2, 3, 6, 4, out.data_ptr<float>(), 4, true);
+  EXPECT_TRUE(torch::equal(out, f32.narrow(1, 2, 3).t()));
   EXPECT_EQ(file.bytes_read(), 9 * 4 + 12 * 4);
+  // As stored, into rows longer than the runs: the rest of each row untouched.
+  out = torch::full({4, 3}, 7.0F);
+  file.read_floats(a, 0, 2, 6, 4, out.data_ptr<float>(), 3, false);
+  EXPECT_TRUE(torch::equal(out.narrow(1, 0, 2), f32.narrow(1, 0, 2)));
+  EXPECT_TRUE(torch::equal(out.narrow(1, 2, 1), torch::full({4, 1}, 7.0F)));
   const SafetensorsEntry& b = *file.find("bf16");
-  EXPECT_TRUE(torch::equal(file.read_runs(b, 1, 2, 6, 4), bf16.narrow(1, 1, 2).to(torch::kFloat)));
-  EXPECT_EQ(file.bytes_read(), 21 * 4 + 8 * 2);
-  // Into a tensor of the stored dtype: the bytes go straight there.
-  const torch::Tensor into = torch::zeros({1, 6});
-  const torch::Tensor row = file.read_runs(a, 12, 6, 6, 1, into);
-  EXPECT_EQ(row.data_ptr(), into.data_ptr());
-  EXPECT_TRUE(torch::equal(into, f32.narrow(0, 2, 1)));
-  EXPECT_THROW(file.read_runs(a, 20, 5, 5, 1), DataError);  // past the tensor's 24 elements
-  EXPECT_THROW(file.read_runs(a, 4, 3, 6, 4), DataError);
+  out = torch::zeros({2, 4});
+  file.read_floats(b, 1, 2, 6, 4, out.data_ptr<float>(), 4, true);
+  EXPECT_TRUE(torch::equal(out, bf16.narrow(1, 1, 2).t().to(torch::kFloat)));
+  EXPECT_THROW(file.read_floats(a, 20, 5, 5, 1, out.data_ptr<float>(), 5, false), DataError);
+  EXPECT_THROW(file.read_floats(a, 4, 3, 6, 4, out.data_ptr<float>(), 3, false), DataError);
+  EXPECT_THROW(file.read_floats(*file.find("steps"), 0, 2, 2, 1, out.data_ptr<float>(), 2, false),
+               DataError);  // not floating point
+  std::remove(path.c_str());
+}
+
+// A weight larger than read_floats' buffer goes through it in several passes.
+TEST(Safetensors, LargeTransposedReadsTakeSeveralPasses) {
+  torch::manual_seed(6);
+  const torch::Tensor f32 = torch::randn({300, 1000});
+  const torch::Tensor f16 = torch::randn({300, 1000}).to(torch::kHalf);
+  const std::string path = temp_path("large.safetensors");
+  write_safetensors(path, {{"f32", f32}, {"f16", f16}}, {});
+  SafetensorsFile file(path);
+  torch::Tensor out = torch::zeros({1000, 300});
+  file.read_floats(*file.find("f32"), 0, 1000, 1000, 300, out.data_ptr<float>(), 300, true);
+  EXPECT_TRUE(torch::equal(out, f32.t()));
+  file.read_floats(*file.find("f16"), 0, 1000, 1000, 300, out.data_ptr<float>(), 300, true);
+  EXPECT_TRUE(torch::equal(out, f16.t().to(torch::kFloat)));
+  out = torch::zeros({300, 1000});
+  file.read_floats(*file.find("f16"), 0, 300000, 300000, 1, out.data_ptr<float>(), 300000, false);
+  EXPECT_TRUE(torch::equal(out, f16.to(torch::kFloat)));
+  EXPECT_EQ(file.bytes_read(), 300000 * (4 + 2 + 2));
   std::remove(path.c_str());
 }
 

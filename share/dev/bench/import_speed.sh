@@ -3,9 +3,12 @@
 # weights, make_gpt2_safetensors.py: 475 MiB, 148 tensors, 48 of them Conv1D weights stored
 # [in, out] that are transposed on the way in) against reading the same file with dd, in the
 # same run: from the page cache (ROUNDS rounds, dd and ddptrain in turns) and, where
-# /proc/sys/vm/drop_caches can be written, from the disk (one round, the cache dropped before
-# each). Then the bytes each rank read at 1 to 4 ranks, without ZeRO (every rank reads the whole
-# file itself) and with ddp.zero = 3 (each rank its own slices; one rank has nothing to shard).
+# /proc/sys/vm/drop_caches can be written, from the disk (ROUNDS rounds, the cache dropped before
+# each read). The import at one rank, on one thread (OMP_NUM_THREADS=1: a rank per core) and on every
+# core of the machine (a rank alone on its node; not bound to a core, which mpirun does by
+# default for 1 or 2 ranks). Then the bytes each rank read at 1 to 4 ranks, without ZeRO (every
+# rank reads the whole file itself) and with ddp.zero = 3 (each rank its own slices; one rank has
+# nothing to shard).
 # Prints figures; asserts nothing.
 #   share/dev/bench/import_speed.sh [ROUNDS] [DDPTRAIN]     (defaults: 3, build/bin/ddptrain)
 set -euo pipefail
@@ -23,40 +26,60 @@ bytes=$(stat -c %s "$file")
 gpt2=(--model.n_layer=12 --model.n_head=12 --model.n_embd=768 --model.vocab=50304
   --model.block=1024 --model.init="$file" --train.steps=1 --log.every=1)
 
-import_line() {  # RANKS [OPTION...]: the weights lines of one run (rank 0's output)
-  local ranks=$1
+# RANKS [MPIRUN_OPTION...] [DECK_OPTION...]: the weights lines of one run (rank 0's output); the
+# deck's options are those with a dot (--ddp.zero=3).
+import_line() {
+  local ranks=$1 launch=()
   shift
-  mpirun -np "$ranks" --oversubscribe "$ddptrain" train "$repo/inputs/gpt_tokens.cfg" "${gpt2[@]}" \
-    --train.global_batch="$ranks" --run.dir="$work/run" "$@" 2>&1 | grep -E "^weights|error" || true
+  while [[ $# -gt 0 && $1 != --*.* ]]; do launch+=("$1") && shift; done
+  mpirun -np "$ranks" --oversubscribe "${launch[@]}" "$ddptrain" train \
+    "$repo/inputs/gpt_tokens.cfg" "${gpt2[@]}" --train.global_batch="$ranks" --run.dir="$work/run" \
+    "$@" 2>&1 | grep -E "^weights|error" || true
 }
 mib_per_s() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", b / s / 1048576 }'; }
 dd_seconds() {
   dd if="$file" of=/dev/null bs=16M 2>&1 | sed -n 's/.* copied, \([0-9.e-]*\) s.*/\1/p'
 }
-ddptrain_seconds() {
-  import_line 1 | sed -n 's/^weights: .* in \([0-9.e-]*\) s .*/\1/p'
+ddptrain_seconds() {  # THREADS: the 1-rank import's time
+  OMP_NUM_THREADS=$1 import_line 1 --bind-to none -x OMP_NUM_THREADS |
+    sed -n 's/^weights: .* in \([0-9.e-]*\) s .*/\1/p'
 }
 drop_cache() { sync && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; }
 
-echo "== $(basename "$file"): $bytes bytes; ddptrain $ddptrain"
+cores=$(nproc --all)
+ratio() { awk -v d="$1" -v t="$2" 'BEGIN { printf "%.3f", d / t }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+row() {  # LABEL DD_S ONE_THREAD_S ALL_CORES_S
+  printf '%-16s %9s %11s %7s %11s %7s\n' "$1" "$(mib_per_s "$bytes" "$2")" \
+    "$(mib_per_s "$bytes" "$3")" "$(ratio "$2" "$3")" "$(mib_per_s "$bytes" "$4")" "$(ratio "$2" "$4")"
+}
+
+echo "== $(basename "$file"): $bytes bytes; ddptrain $ddptrain; $cores cores"
 dd_seconds >/dev/null  # the file into the page cache
-printf '%-22s %12s %12s %8s\n' "round" "dd MiB/s" "import MiB/s" "ratio"
-ratios=()
+printf '%-16s %9s %11s %7s %11s %7s\n' "MiB/s" "dd" "1 thread" "ratio" "$cores threads" "ratio"
+one=() all=()
 for ((r = 1; r <= rounds; r++)); do
-  if ((r % 2)); then d=$(dd_seconds); t=$(ddptrain_seconds); else t=$(ddptrain_seconds); d=$(dd_seconds); fi
-  ratio=$(awk -v d="$d" -v t="$t" 'BEGIN { printf "%.3f", d / t }')
-  ratios+=("$ratio")
-  printf '%-22s %12s %12s %8s\n' "page cache $r" "$(mib_per_s "$bytes" "$d")" \
-    "$(mib_per_s "$bytes" "$t")" "$ratio"
+  if ((r % 2)); then
+    d=$(dd_seconds); t1=$(ddptrain_seconds 1); tn=$(ddptrain_seconds "$cores")
+  else
+    tn=$(ddptrain_seconds "$cores"); t1=$(ddptrain_seconds 1); d=$(dd_seconds)
+  fi
+  one+=("$(ratio "$d" "$t1")") all+=("$(ratio "$d" "$tn")")
+  row "page cache $r" "$d" "$t1" "$tn"
 done
-echo "page cache: import / dd median $(printf '%s\n' "${ratios[@]}" | sort -n |
-  awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')"
+echo "page cache: import / dd median $(printf '%s\n' "${one[@]}" | median) on 1 thread," \
+  "$(printf '%s\n' "${all[@]}" | median) on $cores"
 if drop_cache; then
-  d=$(dd_seconds)
-  drop_cache
-  t=$(ddptrain_seconds)
-  printf '%-22s %12s %12s %8s\n' "from the disk" "$(mib_per_s "$bytes" "$d")" \
-    "$(mib_per_s "$bytes" "$t")" "$(awk -v d="$d" -v t="$t" 'BEGIN { printf "%.3f", d / t }')"
+  one=() all=()
+  for ((r = 1; r <= rounds; r++)); do
+    drop_cache && d=$(dd_seconds)
+    drop_cache && t1=$(ddptrain_seconds 1)
+    drop_cache && tn=$(ddptrain_seconds "$cores")
+    one+=("$(ratio "$d" "$t1")") all+=("$(ratio "$d" "$tn")")
+    row "from the disk $r" "$d" "$t1" "$tn"
+  done
+  echo "from the disk: import / dd median $(printf '%s\n' "${one[@]}" | median) on 1 thread," \
+    "$(printf '%s\n' "${all[@]}" | median) on $cores"
 else
   echo "from the disk: not measured (/proc/sys/vm/drop_caches cannot be written here)"
 fi
