@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <spdlog/spdlog.h>
 
 #include <limits>
 
@@ -14,7 +13,6 @@
 #include "setup/make_datasets.hpp"
 #include "setup/make_model.hpp"
 #include "setup/sharding.hpp"
-#include "util/byte_size.hpp"
 #include "util/error.hpp"
 
 namespace ddpt {
@@ -75,11 +73,7 @@ InferenceModel load_inference_model(const Config& config, const std::string& che
     if (published) source = open_initial_weights(checkpoint, *loaded.model, gpt);
     move_all_but_trainable(*loaded.model, loaded.device);
     shard_model(config, plan, loaded, *comm, values, source.get());
-    if (source) {
-      spdlog::info("weights: slices of {} read in {:.3g} s ({} of {} on rank 0)", checkpoint,
-                   source->seconds(), human_bytes(source->bytes_read()),
-                   human_bytes(source->bytes_in_files()));
-    }
+    if (source) source->log_read();
   } else if (published) {
     load_initial_weights(checkpoint, *loaded.model, gpt);
   }

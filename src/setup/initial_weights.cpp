@@ -199,6 +199,11 @@ std::unique_ptr<MatchedWeights> match_weights(const std::string& path, Model& mo
   return matched;
 }
 
+// Whether the file holds `t` transposed against the model (GPT-2's Conv1D weights).
+bool stored_transposed(const MatchedTensor& t, bool gpt) {
+  return gpt && gpt2_conv1d_weight(t.name) && t.entry->shape.size() == 2;
+}
+
 // Elements [first, first + count) of the model's tensor `t`, flattened row-major as the model
 // keeps it, from the file into `out` as float32: a whole tensor, or a rank's piece of it under
 // ZeRO-3. Stored as the model keeps it, the piece is one byte range; a padded vocabulary's missing
@@ -208,7 +213,7 @@ std::unique_ptr<MatchedWeights> match_weights(const std::string& path, Model& mo
 void read_elements(const MatchedTensor& t, int64_t first, int64_t count, float* out, bool gpt) {
   const SafetensorsEntry& entry = *t.entry;
   const SafetensorsFile& file = *t.file;
-  if (gpt && gpt2_conv1d_weight(t.name) && entry.shape.size() == 2) {
+  if (stored_transposed(t, gpt)) {
     const int64_t rows = entry.shape[1];  // the model's
     const int64_t cols = entry.shape[0];
     for (int64_t at = first, end = first + count; at < end;) {
@@ -254,7 +259,7 @@ void read_stored_rows(const MatchedTensor& t, int64_t row, int64_t rows, bool gp
   float* const model = t.target.data_ptr<float>();
   const int64_t row_numel =
       rows == 0 ? 0 : c10::multiply_integers(entry.shape) / stored_rows(entry);
-  if (gpt && gpt2_conv1d_weight(t.name) && entry.shape.size() == 2) {
+  if (stored_transposed(t, gpt)) {
     t.file->read_floats(entry, row * row_numel, row_numel, row_numel, rows, model + row,
                         entry.shape[0], /*transposed=*/true);
   } else {
@@ -296,9 +301,8 @@ constexpr int64_t kImportPartBytes = 4 << 20;
 
 // Every tensor read into the model: the parts on as many threads as the process computes on
 // (LibTorch's intra-op threads), each taking the next part as it is free (a transposed part costs
-// about twice one stored as kept).
-// One thread copies and transposes at about a third of the rate the page cache hands out bytes
-// (share/doc/ddptrain/benchmarks.md, import_speed.sh).
+// about twice one stored as kept). One thread imports GPT-2 at about 0.4 of the rate dd reads the
+// page cache, two at about 0.75 (share/doc/ddptrain/benchmarks.md, import_speed.sh).
 void read_all(const MatchedWeights& matched, bool gpt) {
   torch::NoGradGuard no_grad;
   std::vector<ImportPart> parts;
@@ -368,8 +372,9 @@ bool InitialWeightsSource::holds(const std::string& name) const {
   return weights_->index.count(name) != 0;
 }
 
-const std::string& InitialWeightsSource::path() const {
-  return weights_->path;
+void InitialWeightsSource::log_read() const {
+  spdlog::info("weights: slices of {} read in {:.3g} s ({} of {} on rank 0)", weights_->path,
+               seconds_, human_bytes(bytes_read()), human_bytes(bytes_in_files()));
 }
 
 int64_t InitialWeightsSource::bytes_read() const {

@@ -39,7 +39,8 @@ std::optional<int64_t> load_initial_weights(const std::string& path, Model& mode
 
 struct MatchedWeights;  // the files, and which of their tensors is which of the model's
 
-// model.init under ZeRO-3: the parameters' values, read a piece at a time as they are sharded.
+// model.init (or a safetensors --checkpoint) under ZeRO-3: the parameters' values, read a piece at
+// a time as they are sharded.
 class InitialWeightsSource final : public ParameterSource {
  public:
   InitialWeightsSource(std::unique_ptr<MatchedWeights> weights, bool gpt);
@@ -52,13 +53,13 @@ class InitialWeightsSource final : public ParameterSource {
   // Bytes of tensor data this process has read (the buffers' included), and the file's total.
   int64_t bytes_read() const;
   int64_t bytes_in_files() const;
-  double seconds() const { return seconds_; }  // spent reading pieces
-  const std::string& path() const;
+  // Rank 0's line: what this process read of the files, in how long.
+  void log_read() const;
 
  private:
   std::unique_ptr<MatchedWeights> weights_;
   bool gpt_;
-  double seconds_ = 0;
+  double seconds_ = 0;  // spent reading pieces
 };
 
 // model.init under ZeRO-3: `path` (a safetensors file or directory) checked against `model` as

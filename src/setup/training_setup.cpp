@@ -63,8 +63,7 @@ void report_bytes_read(std::optional<int64_t> bytes, HostGroup& group,
 // Under ZeRO-3, once the trainer has sharded the model: what was read of model.init's file.
 void report_slices_read(TrainingSetup& setup) {
   const InitialWeightsSource& source = *setup.initial_weights;
-  spdlog::info("weights: slices of {} read in {:.3g} s ({} on rank 0)", source.path(),
-               source.seconds(), human_bytes(source.bytes_read()));
+  source.log_read();
   report_bytes_read(source.bytes_read(), *setup.world.group, source.bytes_in_files());
 }
 

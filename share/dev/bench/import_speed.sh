@@ -54,32 +54,39 @@ row() {  # LABEL DD_S ONE_THREAD_S ALL_CORES_S
     "$(mib_per_s "$bytes" "$3")" "$(ratio "$2" "$3")" "$(mib_per_s "$bytes" "$4")" "$(ratio "$2" "$4")"
 }
 
-echo "== $(basename "$file"): $bytes bytes; ddptrain $ddptrain; $cores cores"
-dd_seconds >/dev/null  # the file into the page cache
-printf '%-16s %9s %11s %7s %11s %7s\n' "MiB/s" "dd" "1 thread" "ratio" "$cores threads" "ratio"
-one=() all=()
-for ((r = 1; r <= rounds; r++)); do
-  if ((r % 2)); then
-    d=$(dd_seconds); t1=$(ddptrain_seconds 1); tn=$(ddptrain_seconds "$cores")
-  else
-    tn=$(ddptrain_seconds "$cores"); t1=$(ddptrain_seconds 1); d=$(dd_seconds)
-  fi
-  one+=("$(ratio "$d" "$t1")") all+=("$(ratio "$d" "$tn")")
-  row "page cache $r" "$d" "$t1" "$tn"
-done
-echo "page cache: import / dd median $(printf '%s\n' "${one[@]}" | median) on 1 thread," \
-  "$(printf '%s\n' "${all[@]}" | median) on $cores"
-if drop_cache; then
-  one=() all=()
+# COLD COMMAND...: COMMAND, the page cache dropped first where COLD is 1.
+read_from() {
+  local cold=$1
+  shift
+  if ((cold)); then drop_cache; fi
+  "$@"
+}
+# LABEL COLD: ROUNDS rounds of dd and the import at 1 thread and at every core, in turns.
+timed_rounds() {
+  local label=$1 cold=$2 one=() all=() d t1 tn r
   for ((r = 1; r <= rounds; r++)); do
-    drop_cache && d=$(dd_seconds)
-    drop_cache && t1=$(ddptrain_seconds 1)
-    drop_cache && tn=$(ddptrain_seconds "$cores")
+    if ((r % 2)); then
+      d=$(read_from "$cold" dd_seconds)
+      t1=$(read_from "$cold" ddptrain_seconds 1)
+      tn=$(read_from "$cold" ddptrain_seconds "$cores")
+    else
+      tn=$(read_from "$cold" ddptrain_seconds "$cores")
+      t1=$(read_from "$cold" ddptrain_seconds 1)
+      d=$(read_from "$cold" dd_seconds)
+    fi
     one+=("$(ratio "$d" "$t1")") all+=("$(ratio "$d" "$tn")")
-    row "from the disk $r" "$d" "$t1" "$tn"
+    row "$label $r" "$d" "$t1" "$tn"
   done
-  echo "from the disk: import / dd median $(printf '%s\n' "${one[@]}" | median) on 1 thread," \
+  echo "$label: import / dd median $(printf '%s\n' "${one[@]}" | median) on 1 thread," \
     "$(printf '%s\n' "${all[@]}" | median) on $cores"
+}
+
+echo "== $(basename "$file"): $bytes bytes; ddptrain $ddptrain; $cores cores"
+printf '%-16s %9s %11s %7s %11s %7s\n' "MiB/s" "dd" "1 thread" "ratio" "$cores threads" "ratio"
+dd_seconds >/dev/null  # the file into the page cache
+timed_rounds "page cache" 0
+if drop_cache; then
+  timed_rounds "from the disk" 1
 else
   echo "from the disk: not measured (/proc/sys/vm/drop_caches cannot be written here)"
 fi
