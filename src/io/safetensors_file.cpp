@@ -11,8 +11,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <type_traits>
 
 #include "util/error.hpp"
+#include "util/transposed_copy.hpp"
 
 namespace ddpt {
 namespace {
@@ -112,16 +114,13 @@ Json parse_object(std::string_view text, const std::string& where) {
 // conversion that follows it (a whole GPT-2 Conv1D weight, 9 MiB, would not).
 constexpr int64_t kConvertBufferBytes = 512 << 10;
 // Transposed, the runs converted per pass: each pass writes a stretch of this many floats into
-// every row of the model's tensor. For GPT-2's Conv1D weights (a 2-core Xeon VM, 768 x 2304
-// floats, buffer to memory already touched) 32 runs a pass went at 3.4 GB/s, 24 at 2.6, 48 at
-// 3.0, 64 at 1.9, 96 at 2.8 (memcpy 6.2).
+// every row of the model's tensor, two cache lines (util/transposed_copy.hpp). For GPT-2's Conv1D
+// weights (a 2-core Xeon VM, 768 x 2304 floats) 32 runs a pass went at 15.5-16.0 GB/s, 64 at
+// 14.6-15.3, 16 at 10.1-10.3 (memcpy of the same bytes 6.3-6.7).
 constexpr int64_t kTransposedRunsPerPass = 32;
 
-// `runs` runs of `run` values each, packed in `in`, as float32 into `out` (read_floats' layouts).
-// Transposed, a row of `out` at a time: each is one stretch of `runs` floats written, read from a
-// column of the buffer, whose cache lines stay in L1 for the next rows. This beat square tiles
-// (8 to 32) and SSE/AVX 4x4 and 8x8 register transposes by 20-50% on the weights above (48 runs a
-// pass); the writes, each pass sweeping every row of the tensor, are what costs.
+// `runs` runs of `run` values each, packed in `in`, as float32 into `out` (read_floats' layouts):
+// run k at out + k * out_stride, or, transposed, its element j at out[j * out_stride + k].
 template <typename T>
 void convert_runs(const T* in, int64_t runs, int64_t run, float* out, int64_t out_stride,
                   bool transposed) {
@@ -133,9 +132,13 @@ void convert_runs(const T* in, int64_t runs, int64_t run, float* out, int64_t ou
     }
     return;
   }
-  for (int64_t j = 0; j < run; ++j) {
-    float* to = out + j * out_stride;
-    for (int64_t k = 0; k < runs; ++k) to[k] = static_cast<float>(in[k * run + j]);
+  if constexpr (std::is_same_v<T, float>) {
+    transposed_copy(in, runs, run, out, out_stride);
+  } else {  // widened first, in a second cache-sized buffer
+    thread_local std::vector<float> widened;
+    widened.resize(static_cast<size_t>(runs * run));
+    convert_runs(in, runs, run, widened.data(), run, /*transposed=*/false);
+    transposed_copy(widened.data(), runs, run, out, out_stride);
   }
 }
 

@@ -298,11 +298,12 @@ struct ImportPart {
 // The size of the parts the threads share a model's read in: small against the whole, so that
 // they finish together; large against a pread's cost.
 constexpr int64_t kImportPartBytes = 4 << 20;
+constexpr int64_t kFloatsPerLine = 16;  // of 64 bytes
 
 // Every tensor read into the model: the parts on as many threads as the process computes on
-// (LibTorch's intra-op threads), each taking the next part as it is free (a transposed part costs
-// about twice one stored as kept). One thread imports GPT-2 at about 0.4 of the rate dd reads the
-// page cache, two at about 0.75 (share/doc/ddptrain/benchmarks.md, import_speed.sh).
+// (LibTorch's intra-op threads), each taking the next part as it is free. One thread imports
+// GPT-2 at about 0.8-0.9 of the rate dd reads the page cache, two at about 1.5-1.6
+// (share/doc/ddptrain/benchmarks.md, import_speed.sh).
 void read_all(const MatchedWeights& matched, bool gpt) {
   torch::NoGradGuard no_grad;
   std::vector<ImportPart> parts;
@@ -314,8 +315,12 @@ void read_all(const MatchedWeights& matched, bool gpt) {
     zero_padding(t);
     const int64_t rows = stored_rows(*t.entry);
     const int64_t row_bytes = (t.entry->end - t.entry->begin) / std::max<int64_t>(rows, 1);
-    const int64_t per_part =
-        std::max<int64_t>(1, kImportPartBytes / std::max<int64_t>(row_bytes, 1));
+    int64_t per_part = std::max<int64_t>(1, kImportPartBytes / std::max<int64_t>(row_bytes, 1));
+    // A transposed part's columns of the model's rows start on a cache line, which
+    // util/transposed_copy then writes whole.
+    if (stored_transposed(t, gpt) && per_part > kFloatsPerLine) {
+      per_part -= per_part % kFloatsPerLine;
+    }
     for (int64_t row = 0; row < rows; row += per_part) {
       parts.push_back({&t, row, std::min(per_part, rows - row)});
     }
