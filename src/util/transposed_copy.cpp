@@ -9,12 +9,12 @@
 namespace ddpt {
 namespace {
 
-// One value at a time, for what the blocks below leave and for other targets.
-void transpose_values(const float* in, int64_t rows, int64_t cols, int64_t row0, int64_t col0,
-                      float* out, int64_t out_stride) {
+// Columns `col0` onwards, one value at a time: what the blocks below leave, and other targets.
+void transpose_values(const float* in, int64_t rows, int64_t cols, int64_t col0, float* out,
+                      int64_t out_stride) {
   for (int64_t j = col0; j < cols; ++j) {
     float* to = out + j * out_stride;
-    for (int64_t k = row0; k < rows; ++k) to[k] = in[k * cols + j];
+    for (int64_t k = 0; k < rows; ++k) to[k] = in[k * cols + j];
   }
 }
 
@@ -56,7 +56,7 @@ void transpose_streamed(const float* in, int64_t rows, int64_t cols, float* out,
       for (int64_t kk = rows4; kk < rows; ++kk) to[r * out_stride + kk] = in[kk * cols + j + r];
     }
   }
-  transpose_values(in, rows, cols, 0, cols4, out, out_stride);
+  transpose_values(in, rows, cols, cols4, out, out_stride);
   _mm_sfence();  // streamed stores are ordered by nothing else
 }
 #endif
@@ -70,7 +70,7 @@ void transposed_copy(const float* in, int64_t rows, int64_t cols, float* out, in
     return;
   }
 #endif
-  transpose_values(in, rows, cols, 0, 0, out, out_stride);
+  transpose_values(in, rows, cols, 0, out, out_stride);
 }
 
 }  // namespace ddpt
